@@ -1,0 +1,283 @@
+// The create request and every rule a payment must pass before it exists.
+package paymock
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// CreateRequest is the body of POST /api/v1/payments. Pointers tell a field
+// that was left out from one sent as zero.
+type CreateRequest struct {
+	Amount        json.Number         `json:"amount"`
+	Currency      Currency            `json:"currency"`
+	Customer      *CustomerInput      `json:"customer"`
+	Description   string              `json:"description"`
+	ExpiresIn     *int64              `json:"expires_in"`
+	Metadata      json.RawMessage     `json:"metadata"`
+	SuccessURL    string              `json:"success_url"`
+	CancelURL     string              `json:"cancel_url"`
+	MCC           *int64              `json:"mcc"`
+	AccountID     *string             `json:"account_id"`
+	PaymentMethod *PaymentMethodInput `json:"payment_method"`
+}
+
+// CustomerInput is the customer as the merchant sends it.
+type CustomerInput struct {
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// PaymentMethodInput is a card as a PCI-approved merchant sends it.
+type PaymentMethodInput struct {
+	Type           string          `json:"type"`
+	Card           *CardInput      `json:"card"`
+	BillingDetails *BillingDetails `json:"billing_details"`
+}
+
+// CardInput holds the full card details; it is never stored or logged.
+type CardInput struct {
+	Number      string `json:"number"`
+	ExpiryMonth int    `json:"expiry_month"`
+	ExpiryYear  int    `json:"expiry_year"`
+	CVC         string `json:"cvc"`
+}
+
+// String keeps card data out of any log line or error that formats it.
+func (c CardInput) String() string { return "card{redacted}" }
+
+// GoString keeps card data out of %#v as well.
+func (c CardInput) GoString() string { return c.String() }
+
+// Bounds of a create request that the spec leaves open (DESIGN.md).
+const (
+	MaxExpiresIn = 30 * 24 * 60 * 60 // 30 days, in seconds
+	MaxMCC       = 9999
+)
+
+// ValidatedCreate is a create request that passed every rule, with its
+// values parsed.
+type ValidatedCreate struct {
+	Request CreateRequest
+	Amount  Amount
+	Expires time.Duration
+}
+
+// ValidateCreate applies the create rules for merchant m at time now. It
+// returns a permission error when a merchant without PCI approval sends card
+// details, and otherwise an invalid_request_error listing every violation.
+func ValidateCreate(r CreateRequest, m *Merchant, now time.Time) (ValidatedCreate, error) {
+	if r.PaymentMethod != nil && !m.PCIApproved {
+		return ValidatedCreate{}, &Error{
+			Type:    Permission,
+			Code:    "pci_approval_required",
+			Message: "payment_method is accepted only from merchants approved for PCI DSS direct card processing",
+			Param:   "payment_method",
+		}
+	}
+	var vs []Violation
+	add := func(param, code, msg string) { vs = append(vs, Violation{Param: param, Code: code, Message: msg}) }
+	missing := func(param string) { add(param, "parameter_missing", param+" is required") }
+
+	v := ValidatedCreate{Request: r}
+	if r.Amount == "" {
+		missing("amount")
+	} else if a, err := ParseAmount(string(r.Amount)); err != nil {
+		add("amount", "parameter_invalid", "amount "+err.Error())
+	} else {
+		v.Amount = a
+	}
+	switch {
+	case r.Currency == "":
+		missing("currency")
+	case !r.Currency.Valid():
+		add("currency", "parameter_invalid", "currency must be one of USD, EUR, GBP, CAD")
+	}
+	if r.Customer == nil {
+		missing("customer")
+	} else {
+		switch {
+		case r.Customer.Email == "":
+			missing("customer.email")
+		case !ValidEmail(r.Customer.Email):
+			add("customer.email", "parameter_invalid", "customer.email must be a valid email address")
+		}
+		if strings.TrimSpace(r.Customer.Name) == "" {
+			missing("customer.name")
+		}
+	}
+	if strings.TrimSpace(r.Description) == "" {
+		missing("description")
+	}
+	switch {
+	case r.ExpiresIn == nil:
+		missing("expires_in")
+	case *r.ExpiresIn < 1 || *r.ExpiresIn > MaxExpiresIn:
+		add("expires_in", "parameter_invalid", "expires_in must be between 1 and 2592000 seconds")
+	default:
+		v.Expires = time.Duration(*r.ExpiresIn) * time.Second
+	}
+	switch t := bytes.TrimSpace(r.Metadata); {
+	case len(t) == 0 || string(t) == "null":
+		missing("metadata")
+	case t[0] != '{':
+		add("metadata", "parameter_invalid", "metadata must be an object")
+	}
+	for _, u := range []struct{ param, value string }{{"success_url", r.SuccessURL}, {"cancel_url", r.CancelURL}} {
+		switch {
+		case u.value == "":
+			missing(u.param)
+		case !ValidRedirectURL(u.value):
+			add(u.param, "parameter_invalid", u.param+" must be an absolute http or https URL")
+		}
+	}
+	switch {
+	case r.MCC != nil && r.AccountID != nil:
+		add("mcc", "parameter_conflict", "give exactly one of mcc or account_id, not both")
+	case r.MCC == nil && r.AccountID == nil:
+		add("mcc", "parameter_missing", "one of mcc or account_id is required")
+	case r.MCC != nil && (*r.MCC < 0 || *r.MCC > MaxMCC):
+		add("mcc", "parameter_invalid", "mcc must be between 0 and 9999")
+	case r.AccountID != nil:
+		a, ok := m.Account(*r.AccountID)
+		switch {
+		case !ok:
+			add("account_id", "account_unknown", "account_id is not an account of this merchant")
+		case !a.Active:
+			add("account_id", "account_inactive", "account_id names an inactive account")
+		}
+	}
+	if r.PaymentMethod != nil {
+		vs = append(vs, validatePaymentMethod(r.PaymentMethod, now)...)
+	}
+	if len(vs) > 0 {
+		return ValidatedCreate{}, Invalid(vs...)
+	}
+	return v, nil
+}
+
+func validatePaymentMethod(pm *PaymentMethodInput, now time.Time) []Violation {
+	var vs []Violation
+	add := func(param, code, msg string) { vs = append(vs, Violation{Param: param, Code: code, Message: msg}) }
+	if pm.Type != "card" {
+		add("payment_method.type", "parameter_invalid", "payment_method.type must be card")
+	}
+	if c := pm.Card; c == nil {
+		add("payment_method.card", "parameter_missing", "payment_method.card is required")
+	} else {
+		if !Luhn(c.Number) || len(c.Number) < 12 || len(c.Number) > 19 {
+			add("payment_method.card.number", "card_number_invalid", "payment_method.card.number must be 12 to 19 digits and pass the Luhn check")
+		}
+		monthOK := c.ExpiryMonth >= 1 && c.ExpiryMonth <= 12
+		yearOK := c.ExpiryYear >= 1000 && c.ExpiryYear <= 9999
+		if !monthOK {
+			add("payment_method.card.expiry_month", "parameter_invalid", "payment_method.card.expiry_month must be 1 to 12")
+		}
+		if !yearOK {
+			add("payment_method.card.expiry_year", "parameter_invalid", "payment_method.card.expiry_year must have four digits")
+		}
+		// A card is valid through the last day of its expiry month.
+		if monthOK && yearOK {
+			y, m, _ := now.UTC().Date()
+			if c.ExpiryYear < y || c.ExpiryYear == y && time.Month(c.ExpiryMonth) < m {
+				add("payment_method.card.expiry_year", "card_expired", "the card has expired")
+			}
+		}
+		if !digits(c.CVC, 3, 4) {
+			add("payment_method.card.cvc", "parameter_invalid", "payment_method.card.cvc must be 3 or 4 digits")
+		}
+	}
+	if b := pm.BillingDetails; b != nil && b.Address != nil && b.Address.Country != "" && !countryCode(b.Address.Country) {
+		add("payment_method.billing_details.address.country", "parameter_invalid",
+			"payment_method.billing_details.address.country must be a two-letter ISO 3166-1 code")
+	}
+	return vs
+}
+
+// NewPayment builds the pending payment for a validated request.
+// checkoutURL is the page the customer is sent to (checkout or 3DS).
+func NewPayment(v ValidatedCreate, m *Merchant, id string, customer Customer, checkoutURL string, now time.Time) Payment {
+	r := v.Request
+	now = now.UTC().Truncate(time.Second)
+	p := Payment{
+		ID:          id,
+		MerchantID:  m.ID,
+		Amount:      v.Amount,
+		Currency:    r.Currency,
+		Status:      StatusPending,
+		Customer:    customer,
+		Description: r.Description,
+		Metadata:    compact(r.Metadata),
+		SuccessURL:  r.SuccessURL,
+		CancelURL:   r.CancelURL,
+		CheckoutURL: checkoutURL,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+		ExpiresAt:   now.Add(v.Expires),
+	}
+	if pm := r.PaymentMethod; pm != nil && pm.Card != nil {
+		p.PaymentMethod = &PaymentMethod{
+			Type: pm.Type,
+			Card: CardSummary{
+				Brand:       CardBrand(pm.Card.Number),
+				Last4:       pm.Card.Number[len(pm.Card.Number)-4:],
+				ExpiryMonth: pm.Card.ExpiryMonth,
+				ExpiryYear:  pm.Card.ExpiryYear,
+			},
+			BillingDetails: pm.BillingDetails,
+		}
+	}
+	return p
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return append(json.RawMessage(nil), raw...)
+	}
+	return b.Bytes()
+}
+
+// ValidEmail reports whether s is a bare address (no display name) with a
+// domain that has a dot, which is what a payer's email must look like.
+func ValidEmail(s string) bool {
+	if len(s) > 254 {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || a.Name != "" {
+		return false
+	}
+	at := strings.LastIndexByte(s, '@')
+	domain := s[at+1:]
+	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".") && !strings.HasPrefix(domain, ".")
+}
+
+// ValidRedirectURL reports whether s is an absolute http(s) URL with a host.
+func ValidRedirectURL(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil {
+		return false
+	}
+	return u.Scheme == "http" || u.Scheme == "https"
+}
+
+func digits(s string, min, max int) bool {
+	if len(s) < min || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func countryCode(s string) bool {
+	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
+}

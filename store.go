@@ -1,0 +1,155 @@
+// The store: payments kept per merchant, behind an interface so that a
+// shared backend can replace the in-memory one without touching handlers.
+package paymock
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// Store keeps payments. Every method is scoped to one merchant: a payment of
+// another merchant is ErrNotFound, exactly like an unknown id.
+type Store interface {
+	// Insert adds a new payment; its id must be new.
+	Insert(ctx context.Context, p Payment) error
+	// Get returns a snapshot of one payment.
+	Get(ctx context.Context, merchantID, id string) (Payment, error)
+	// List returns up to limit payments, newest first, skipping offset of
+	// them, and the merchant's total count.
+	List(ctx context.Context, merchantID string, offset, limit int) ([]Payment, int, error)
+	// CustomerID returns the merchant's customer id for an email, creating
+	// it with newID on first use.
+	CustomerID(ctx context.Context, merchantID, email string, newID func() string) (string, error)
+}
+
+// MemoryStore is a Store held in memory, safe for concurrent use. Each
+// merchant has its own lock, so merchants do not contend with each other.
+type MemoryStore struct {
+	mu    sync.RWMutex
+	books map[string]*book
+}
+
+// book is one merchant's payments: an index by id and the creation order,
+// which makes a list page cost O(page) whatever the number stored.
+type book struct {
+	mu        sync.RWMutex
+	byID      map[string]int // index into order
+	order     []Payment      // oldest first
+	customers map[string]string
+}
+
+// NewMemoryStore returns an empty store.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{books: make(map[string]*book)}
+}
+
+func (s *MemoryStore) book(merchantID string, create bool) *book {
+	s.mu.RLock()
+	b := s.books[merchantID]
+	s.mu.RUnlock()
+	if b != nil || !create {
+		return b
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b = s.books[merchantID]; b == nil {
+		b = &book{byID: make(map[string]int), customers: make(map[string]string)}
+		s.books[merchantID] = b
+	}
+	return b
+}
+
+// Insert implements Store.
+func (s *MemoryStore) Insert(_ context.Context, p Payment) error {
+	b := s.book(p.MerchantID, true)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, dup := b.byID[p.ID]; dup {
+		return fmt.Errorf("insert %s: id already used", p.ID)
+	}
+	b.byID[p.ID] = len(b.order)
+	b.order = append(b.order, p)
+	return nil
+}
+
+// Get implements Store.
+func (s *MemoryStore) Get(_ context.Context, merchantID, id string) (Payment, error) {
+	b := s.book(merchantID, false)
+	if b == nil {
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	i, ok := b.byID[id]
+	if !ok {
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+	}
+	return b.order[i], nil
+}
+
+// List implements Store.
+func (s *MemoryStore) List(_ context.Context, merchantID string, offset, limit int) ([]Payment, int, error) {
+	if offset < 0 || limit < 0 {
+		return nil, 0, fmt.Errorf("list: negative offset or limit")
+	}
+	b := s.book(merchantID, false)
+	if b == nil {
+		return []Payment{}, 0, nil
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	total := len(b.order)
+	if offset >= total {
+		return []Payment{}, total, nil
+	}
+	n := min(limit, total-offset)
+	out := make([]Payment, n)
+	// Newest first: walk the creation order backwards from the offset.
+	for i := range n {
+		out[i] = b.order[total-1-offset-i]
+	}
+	return out, total, nil
+}
+
+// CustomerID implements Store. Emails are matched without regard to case.
+func (s *MemoryStore) CustomerID(_ context.Context, merchantID, email string, newID func() string) (string, error) {
+	key := strings.ToLower(email)
+	b := s.book(merchantID, true)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	id, ok := b.customers[key]
+	if !ok {
+		id = newID()
+		b.customers[key] = id
+	}
+	return id, nil
+}
+
+// Page is a list request turned into store terms.
+type Page struct {
+	Offset, Limit int
+}
+
+// PageOf converts a 1-based page of perPage items into an offset and limit.
+// A page too far out to address is an offset past any store, so it is
+// simply empty rather than an overflow.
+func PageOf(page, perPage int64) Page {
+	if page < 1 || perPage < 1 {
+		return Page{}
+	}
+	const maxOffset = int64(^uint(0) >> 2)
+	if page-1 > maxOffset/perPage {
+		return Page{Offset: int(maxOffset), Limit: int(perPage)}
+	}
+	return Page{Offset: int((page - 1) * perPage), Limit: int(perPage)}
+}
+
+// TotalPages is ceil(total/perPage), 0 for an empty list.
+func TotalPages(total int, perPage int64) int64 {
+	if perPage < 1 {
+		return 0
+	}
+	return (int64(total) + perPage - 1) / perPage
+}
