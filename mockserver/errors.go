@@ -1,0 +1,99 @@
+// Error answers: every failure, from any layer, leaves in the one shape of
+// DESIGN.md.
+package mockserver
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
+)
+
+// statusError is a domain error with the HTTP status it must be answered
+// with, for the cases whose status the error type alone does not fix
+// (405, 413 and 415 are all invalid_request_error).
+type statusError struct {
+	status int
+	err    *paymock.Error
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+func withStatus(status int, t paymock.ErrorType, code, msg string) *statusError {
+	return &statusError{status: status, err: &paymock.Error{Type: t, Code: code, Message: msg}}
+}
+
+var statusOfType = map[paymock.ErrorType]int{
+	paymock.InvalidRequest: http.StatusBadRequest,
+	paymock.Authentication: http.StatusUnauthorized,
+	paymock.Permission:     http.StatusForbidden,
+	paymock.NotFound:       http.StatusNotFound,
+	paymock.Conflict:       http.StatusConflict,
+	paymock.RateLimit:      http.StatusTooManyRequests,
+	paymock.APIError:       http.StatusInternalServerError,
+}
+
+// errorBody is the wire form of an error.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Type    paymock.ErrorType   `json:"type"`
+	Code    string              `json:"code"`
+	Message string              `json:"message"`
+	Param   string              `json:"param,omitempty"`
+	Errors  []paymock.Violation `json:"errors,omitempty"`
+}
+
+// classify turns any error into a status and a domain error. Unknown
+// errors are bugs: they become a 500 that says nothing of the internals.
+func classify(err error) (int, *paymock.Error) {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.status, se.err
+	}
+	if de, ok := paymock.AsError(err); ok {
+		if s, ok := statusOfType[de.Type]; ok {
+			return s, de
+		}
+		return http.StatusInternalServerError, de
+	}
+	switch echo.StatusCode(err) {
+	case http.StatusNotFound:
+		return http.StatusNotFound, &paymock.Error{Type: paymock.NotFound, Code: "route_not_found", Message: "no such route"}
+	case http.StatusMethodNotAllowed:
+		return http.StatusMethodNotAllowed, &paymock.Error{Type: paymock.InvalidRequest, Code: "method_not_allowed", Message: "this method is not allowed on this path"}
+	case http.StatusRequestEntityTooLarge:
+		return http.StatusRequestEntityTooLarge, &paymock.Error{Type: paymock.InvalidRequest, Code: "body_too_large", Message: "the request body is too large"}
+	}
+	return http.StatusInternalServerError, &paymock.Error{Type: paymock.APIError, Code: "internal_error", Message: "an internal error occurred"}
+}
+
+// encodeError renders the body of an error answer.
+func encodeError(e *paymock.Error) []byte {
+	d := errorDetail{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, Errors: e.Violations}
+	b, err := json.Marshal(errorBody{Error: d})
+	if err != nil { // cannot happen: only strings
+		return []byte(`{"error":{"type":"api_error","code":"internal_error","message":"an internal error occurred"}}`)
+	}
+	return b
+}
+
+// writeError answers err on c; a 401 also names the auth scheme.
+func (s *Server) writeError(c *echo.Context, err error) {
+	status, de := classify(err)
+	if status == http.StatusInternalServerError && de.Code == "internal_error" {
+		s.log.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "error", err)
+	}
+	h := c.Response().Header()
+	if status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="paymock"`)
+	}
+	if err := c.JSONBlob(status, encodeError(de)); err != nil {
+		s.log.DebugContext(c.Request().Context(), "writing an error answer failed", "error", err)
+	}
+}

@@ -1,0 +1,302 @@
+// Test helpers: a real server over loopback, and a client whose transport
+// validates every response against the contract on its own.
+package mockserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/scenarios"
+)
+
+// testEnv is one running server and what a test needs to talk to it.
+type testEnv struct {
+	t      *testing.T
+	srv    *httptest.Server
+	URL    string
+	client *http.Client
+	store  *paymock.MemoryStore
+	clocks *scenarios.Clocks
+	logs   *logBuffer
+}
+
+type envOption func(*envConfig)
+
+type envConfig struct {
+	merchants  []paymock.Merchant
+	start      time.Time
+	bodyLimit  int64
+	violations bool
+}
+
+func withMerchants(ms ...paymock.Merchant) envOption {
+	return func(c *envConfig) { c.merchants = ms }
+}
+
+func withBodyLimit(n int64) envOption { return func(c *envConfig) { c.bodyLimit = n } }
+
+// expectingViolations is for the one test that makes the server break its
+// own contract on purpose: it turns off the failing checks.
+func expectingViolations() envOption { return func(c *envConfig) { c.violations = true } }
+
+// testStart is the frozen instant every test clock starts at.
+var testStart = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+
+func newEnv(t *testing.T, opts ...envOption) *testEnv {
+	t.Helper()
+	cfg := envConfig{start: testStart}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ms, err := paymock.NewMerchants(cfg.merchants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clocks, err := scenarios.NewClocks(scenarios.ClockConfig{Mode: scenarios.ClockFrozen, Start: cfg.start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	store := paymock.NewMemoryStore()
+	srv := httptest.NewUnstartedServer(nil)
+	s, err := New(Config{
+		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Store:     store,
+		Merchants: ms,
+		IDs:       paymock.NewIDs(nil),
+		Clock:     clocks,
+		PublicURL: "http://" + srv.Listener.Addr().String(),
+		BodyLimit: cfg.bodyLimit,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = s
+	srv.Start()
+	t.Cleanup(srv.Close)
+	env := &testEnv{t: t, srv: srv, URL: srv.URL, store: store, clocks: clocks, logs: logs}
+	var rt http.RoundTripper = &validatingTransport{t: t, next: http.DefaultTransport, spec: loadSpec(t)}
+	if cfg.violations {
+		rt = http.DefaultTransport
+	}
+	env.client = &http.Client{Transport: rt,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	t.Cleanup(func() {
+		if cfg.violations {
+			return
+		}
+		if strings.Contains(logs.String(), "response violates the contract") {
+			t.Errorf("the server logged a contract violation:\n%s", logs.String())
+		}
+	})
+	return env
+}
+
+// logBuffer collects the server's logs; tests read them (keys must never
+// appear) and fail on any contract violation the server reports.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+type spec struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+var (
+	specOnce sync.Once
+	specVal  *spec
+	specErr  error
+)
+
+func loadSpec(t *testing.T) *spec {
+	specOnce.Do(func() {
+		doc, err := openapi3.NewLoader().LoadFromData(paymock.OpenAPI)
+		if err != nil {
+			specErr = err
+			return
+		}
+		r, err := gorillamux.NewRouter(doc)
+		specVal, specErr = &spec{doc: doc, router: r}, err
+	})
+	if specErr != nil {
+		t.Fatal(specErr)
+	}
+	return specVal
+}
+
+// validatingTransport checks, independently of the server's own check,
+// that every answer to an API call is one the contract declares, and that
+// no answer is a 500.
+type validatingTransport struct {
+	t    *testing.T
+	next http.RoundTripper
+	spec *spec
+}
+
+func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var reqBody []byte
+	if req.Body != nil {
+		reqBody, _ = io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(reqBody))
+	}
+	resp, err := v.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if resp.StatusCode >= 500 {
+		v.t.Errorf("%s %s answered %d: %s", req.Method, req.URL.Path, resp.StatusCode, body)
+	}
+	if !strings.HasPrefix(req.URL.Path, "/api/") {
+		return resp, nil
+	}
+	route, params, ferr := v.spec.router.FindRoute(req)
+	if ferr != nil {
+		// Unknown routes and methods: the answer must still be an Error.
+		var e map[string]any
+		if json.Unmarshal(body, &e) != nil || e["error"] == nil {
+			v.t.Errorf("%s %s: answer is not an error object: %s", req.Method, req.URL.Path, body)
+		}
+		return resp, nil
+	}
+	req2 := req.Clone(context.Background())
+	req2.Body = io.NopCloser(bytes.NewReader(reqBody))
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true,
+		SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.EnableFormatValidation()}}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req2, PathParams: params, Route: route, Options: opts},
+		Status:                 resp.StatusCode, Header: resp.Header, Body: io.NopCloser(bytes.NewReader(body)), Options: opts,
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		v.t.Errorf("%s %s: response %d breaks the contract: %v\n%s", req.Method, req.URL.Path, resp.StatusCode, err, body)
+	}
+	return resp, nil
+}
+
+// do sends a request with an optional JSON body and bearer key, and
+// returns the status and the decoded JSON answer.
+func (e *testEnv) do(method, path, key string, body any) (int, map[string]any, http.Header) {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return e.send(req)
+}
+
+func (e *testEnv) send(req *http.Request) (int, map[string]any, http.Header) {
+	e.t.Helper()
+	resp, err := e.client.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out map[string]any
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			e.t.Fatalf("%s %s: answer is not JSON: %v: %s", req.Method, req.URL.Path, err, raw)
+		}
+	}
+	return resp.StatusCode, out, resp.Header
+}
+
+// validCreate is a create body that passes every rule; tests change one
+// thing at a time.
+func validCreate() map[string]any {
+	return map[string]any{
+		"amount":      10.5,
+		"currency":    "USD",
+		"customer":    map[string]any{"email": "jane@example.com", "name": "Jane Doe"},
+		"description": "Order 1234",
+		"expires_in":  3600,
+		"metadata":    map[string]any{"order_id": "ord_1234"},
+		"success_url": "https://shop.example.com/success",
+		"cancel_url":  "https://shop.example.com/cancel",
+		"mcc":         5732,
+	}
+}
+
+func withCard(body map[string]any) map[string]any {
+	body["payment_method"] = map[string]any{
+		"type": "card",
+		"card": map[string]any{"number": "4242424242424242", "expiry_month": 12, "expiry_year": 2030, "cvc": "123"},
+	}
+	return body
+}
+
+// errorOf returns the error object of an answer.
+func errorOf(t *testing.T, body map[string]any) map[string]any {
+	t.Helper()
+	e, ok := body["error"].(map[string]any)
+	if !ok {
+		t.Fatalf("no error object in %v", body)
+	}
+	return e
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,170 @@
+// The middleware every request passes: panic recovery and the contract
+// check around the handlers.
+package mockserver
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
+)
+
+// Keys of values a request carries through echo's context.
+const (
+	keyMerchant = "paymock.merchant"
+	keyBody     = "paymock.body"
+	keyParams   = "paymock.params"
+)
+
+// recorder holds a response until it has been checked against the
+// contract: a response that breaks it must never reach the client.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+func (r *recorder) reset() {
+	clear(r.header)
+	r.status = 0
+	r.body.Reset()
+}
+
+func (r *recorder) flush(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range r.header {
+		h[k] = v
+	}
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	w.WriteHeader(r.status)
+	_, _ = w.Write(r.body.Bytes())
+}
+
+// recoverPanics turns a panic in any handler into a logged 500.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				err = fmt.Errorf("panic: %v", v)
+			}
+		}()
+		return next(c)
+	}
+}
+
+// contractFor returns the document that governs a path, or nil for paths
+// outside every contract (health, the document itself, pages).
+func (s *Server) contractFor(path string) *contract {
+	if strings.HasPrefix(path, "/api/") {
+		return s.api
+	}
+	return nil
+}
+
+// checkContract validates the request, runs the handler into a recorder,
+// and lets the answer out only if it too satisfies the contract.
+func (s *Server) checkContract(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		w := c.Response()
+		rec := &recorder{header: make(http.Header)}
+		c.SetResponse(rec)
+		r := c.Request()
+		ct := s.contractFor(r.URL.Path)
+
+		var route *routers.Route
+		var params map[string]string
+		err := func() error {
+			if ct == nil {
+				return next(c)
+			}
+			var err error
+			if route, params, err = ct.match(r); err != nil {
+				return err
+			}
+			var m *paymock.Merchant
+			if needsAuth(route) {
+				if m, err = authenticate(s.merchants, r.Header.Get("Authorization")); err != nil {
+					return authFailure(err)
+				}
+			}
+			var body []byte
+			if route.Operation.RequestBody != nil {
+				if body, err = readBody(r, s.bodyLimit); err != nil {
+					return err
+				}
+			}
+			if err := ct.validateRequest(r.Context(), r, route, params, body, m); err != nil {
+				return err
+			}
+			c.Set(keyMerchant, m)
+			c.Set(keyBody, body)
+			c.Set(keyParams, params)
+			return next(c)
+		}()
+		if err != nil {
+			rec.reset()
+			s.writeError(c, err)
+		}
+		s.checkResponse(c, rec, ct, route, params)
+		rec.flush(w)
+		return nil
+	}
+}
+
+// checkResponse validates the recorded answer: against its operation when
+// the request matched one, against the Error schema for any other JSON
+// error. A violation is a bug of ours, answered as a 500.
+func (s *Server) checkResponse(c *echo.Context, rec *recorder, ct *contract, route *routers.Route, params map[string]string) {
+	r := c.Request()
+	var err error
+	switch {
+	case route != nil:
+		err = ct.validateResponse(r.Context(), r, route, params, rec.status, rec.header, rec.body.Bytes())
+	case rec.status >= 400 && strings.HasPrefix(rec.header.Get("Content-Type"), "application/json"):
+		err = s.api.validateError(rec.body.Bytes())
+	}
+	if err == nil {
+		return
+	}
+	s.log.ErrorContext(r.Context(), "response violates the contract",
+		"method", r.Method, "path", r.URL.Path, "status", rec.status, "violation", err.Error())
+	rec.reset()
+	rec.header.Set("Content-Type", "application/json")
+	rec.WriteHeader(http.StatusInternalServerError)
+	rec.body.Write(encodeError(&paymock.Error{Type: paymock.APIError, Code: "response_contract_violation",
+		Message: "the server built a response that breaks its own contract; this is a paymock bug"}))
+}
+
+func merchantOf(c *echo.Context) *paymock.Merchant {
+	m, _ := c.Get(keyMerchant).(*paymock.Merchant)
+	return m
+}
+
+func pathParam(c *echo.Context, name string) string {
+	p, _ := c.Get(keyParams).(map[string]string)
+	return p[name]
+}

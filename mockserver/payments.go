@@ -1,0 +1,142 @@
+// The payments API: create, list and retrieve. Handlers decode, call the
+// domain and encode; the rules live in package paymock.
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
+)
+
+// Paths of the hosted pages, relative to the public URL.
+const (
+	checkoutPath = "/checkout/"
+	threeDSPath  = "/3ds/"
+)
+
+func (s *Server) createPayment(c *echo.Context) error {
+	ctx := c.Request().Context()
+	m := merchantOf(c)
+	var req paymock.CreateRequest
+	dec := json.NewDecoder(bytes.NewReader(c.Get(keyBody).([]byte)))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		// The contract check already accepted the body, so this is a
+		// mismatch between the document and the request type.
+		return fmt.Errorf("decode a validated create body: %w", err)
+	}
+	now := s.clock.Now(m.ID)
+	v, err := paymock.ValidateCreate(req, m, now)
+	if err != nil {
+		return err
+	}
+	cusID, err := s.store.CustomerID(ctx, m.ID, req.Customer.Email, func() string { return s.ids.New("cus") })
+	if err != nil {
+		return fmt.Errorf("customer id: %w", err)
+	}
+	id := s.ids.New("pay")
+	page := checkoutPath
+	if req.PaymentMethod != nil {
+		page = threeDSPath
+	}
+	customer := paymock.Customer{ID: cusID, Email: req.Customer.Email, Name: req.Customer.Name}
+	p := paymock.NewPayment(v, m, id, customer, s.publicURL+page+id, now)
+	if err := s.store.Insert(ctx, p); err != nil {
+		return fmt.Errorf("store payment: %w", err)
+	}
+	return s.writePayment(c, http.StatusCreated, p)
+}
+
+func (s *Server) retrievePayment(c *echo.Context) error {
+	m := merchantOf(c)
+	id := pathParam(c, "id")
+	p, err := s.store.Get(c.Request().Context(), m.ID, id)
+	if errors.Is(err, paymock.ErrNotFound) {
+		return paymock.PaymentNotFound(id)
+	}
+	if err != nil {
+		return fmt.Errorf("get payment: %w", err)
+	}
+	return s.writePayment(c, http.StatusOK, p)
+}
+
+// Pagination defaults and bounds of the spec.
+const (
+	defaultPerPage = 10
+	maxPerPage     = 100
+)
+
+type pagination struct {
+	Page       int64 `json:"page"`
+	PerPage    int64 `json:"per_page"`
+	TotalPages int64 `json:"total_pages"`
+	TotalItems int64 `json:"total_items"`
+}
+
+func (s *Server) listPayments(c *echo.Context) error {
+	m := merchantOf(c)
+	// The contract check has bounded both values; a parse failure here
+	// would be a document/handler mismatch.
+	page, err := queryInt(c, "page", 1)
+	if err != nil {
+		return err
+	}
+	perPage, err := queryInt(c, "per_page", defaultPerPage)
+	if err != nil {
+		return err
+	}
+	pg := paymock.PageOf(page, perPage)
+	items, total, err := s.store.List(c.Request().Context(), m.ID, pg.Offset, pg.Limit)
+	if err != nil {
+		return fmt.Errorf("list payments: %w", err)
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"items":[`)
+	for i, p := range items {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		b, err := p.Encode(paymock.Encoding{})
+		if err != nil {
+			return fmt.Errorf("encode payment: %w", err)
+		}
+		buf.Write(b)
+	}
+	buf.WriteString(`],"pagination":`)
+	b, err := json.Marshal(pagination{Page: page, PerPage: perPage, TotalItems: int64(total), TotalPages: paymock.TotalPages(total, perPage)})
+	if err != nil {
+		return fmt.Errorf("encode pagination: %w", err)
+	}
+	buf.Write(b)
+	buf.WriteByte('}')
+	return c.JSONBlob(http.StatusOK, buf.Bytes())
+}
+
+// queryInt reads an integer query parameter. kin-openapi lets "page="
+// through as absent; an empty value is not an integer, so it is refused.
+func queryInt(c *echo.Context, name string, def int64) (int64, error) {
+	vs, present := c.QueryParams()[name]
+	if !present {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(vs[0], 10, 64)
+	if err != nil {
+		return 0, paymock.Invalid(paymock.Violation{Param: name, Code: "parameter_invalid", Message: name + " must be an integer"})
+	}
+	return n, nil
+}
+
+func (s *Server) writePayment(c *echo.Context, status int, p paymock.Payment) error {
+	b, err := p.Encode(paymock.Encoding{})
+	if err != nil {
+		return fmt.Errorf("encode payment: %w", err)
+	}
+	return c.JSONBlob(status, b)
+}

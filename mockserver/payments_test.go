@@ -1,0 +1,600 @@
+package mockserver
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paymock/paymock"
+)
+
+const keyA, keyB = "sk_test_alice", "sk_test_bob"
+
+func TestCreate_ReturnsFullPendingPayment(t *testing.T) {
+	env := newEnv(t)
+	body := validCreate()
+	body["metadata"] = map[string]any{"z": 1, "a": map[string]any{"nested": []any{1, "two", nil}}, "big": 1.5}
+	st, p, _ := env.do("POST", "/api/v1/payments", keyA, body)
+	if st != http.StatusCreated {
+		t.Fatalf("status %d: %v", st, p)
+	}
+	checks := map[string]any{
+		"status": "pending", "currency": "USD", "amount": 10.5, "description": "Order 1234",
+		"success_url": "https://shop.example.com/success", "cancel_url": "https://shop.example.com/cancel",
+		"completed_at": nil, "payment_method": nil,
+		"created_at": "2026-03-14T15:09:26Z", "updated_at": "2026-03-14T15:09:26Z", "expires_at": "2026-03-14T16:09:26Z",
+	}
+	for k, want := range checks {
+		if got := p[k]; got != want {
+			t.Errorf("%s = %#v, want %#v", k, got, want)
+		}
+	}
+	id := p["id"].(string)
+	if !strings.HasPrefix(id, "pay_") || len(id) != 4+paymock.IDLength {
+		t.Errorf("id %q", id)
+	}
+	url := p["next_action"].(map[string]any)["url"]
+	if url != env.URL+"/checkout/"+id || p["payment_link"] != url {
+		t.Errorf("next_action.url %v payment_link %v", url, p["payment_link"])
+	}
+	cus := p["customer"].(map[string]any)
+	if !strings.HasPrefix(cus["id"].(string), "cus_") || cus["email"] != "jane@example.com" || cus["name"] != "Jane Doe" {
+		t.Errorf("customer %v", cus)
+	}
+}
+
+func TestCreate_ReturnsMetadataExactlyAsSent(t *testing.T) {
+	env := newEnv(t)
+	raw := `{"amount":1,"currency":"EUR","customer":{"email":"a@b.co","name":"A"},"description":"d","expires_in":60,` +
+		`"metadata":{"z":1,"a":{"n":[1,"two",null,1.50]},"big":12345678901234567890},` +
+		`"success_url":"https://x.example/s","cancel_url":"https://x.example/c","mcc":1}`
+	req, _ := http.NewRequest("POST", env.URL+"/api/v1/payments", strings.NewReader(raw))
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := env.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sb strings.Builder
+	if _, err := fmt.Fprint(&sb, readAll(t, resp)); err != nil {
+		t.Fatal(err)
+	}
+	want := `"metadata":{"z":1,"a":{"n":[1,"two",null,1.50]},"big":12345678901234567890}`
+	if !strings.Contains(sb.String(), want) {
+		t.Errorf("metadata not returned as sent:\n%s\nwant %s", sb.String(), want)
+	}
+}
+
+func TestCreate_CardPaymentGoesTo3DSAndIsMasked(t *testing.T) {
+	env := newEnv(t)
+	body := withCard(validCreate())
+	body["payment_method"].(map[string]any)["billing_details"] = map[string]any{
+		"name": "Jane Doe", "address": map[string]any{"line1": "1 Main St", "city": "Springfield", "postal_code": "12345", "country": "US"},
+	}
+	st, p, _ := env.do("POST", "/api/v1/payments", keyA, body)
+	if st != http.StatusCreated {
+		t.Fatalf("status %d: %v", st, p)
+	}
+	id := p["id"].(string)
+	if url := p["next_action"].(map[string]any)["url"]; url != env.URL+"/3ds/"+id {
+		t.Errorf("next_action.url = %v", url)
+	}
+	if _, ok := p["payment_link"]; ok {
+		t.Errorf("card payment has a payment_link")
+	}
+	pm := p["payment_method"].(map[string]any)
+	card := pm["card"].(map[string]any)
+	if card["brand"] != "visa" || card["last4"] != "4242" || card["expiry_month"] != 12.0 || card["expiry_year"] != 2030.0 {
+		t.Errorf("card %v", card)
+	}
+	_, got, _ := env.do("GET", "/api/v1/payments/"+id, keyA, nil)
+	for _, where := range []string{fmt.Sprint(p), fmt.Sprint(got), env.logs.String()} {
+		if strings.Contains(where, "4242424242424242") || strings.Contains(where, `"123"`) || strings.Contains(where, "cvc") {
+			t.Errorf("card number or cvc leaked: %s", where)
+		}
+	}
+}
+
+func TestCreate_RejectsEveryRuleViolation(t *testing.T) {
+	env := newEnv(t)
+	tests := []struct {
+		name      string
+		edit      func(b map[string]any)
+		wantParam string
+		wantCode  string
+	}{
+		{"missing amount", func(b map[string]any) { delete(b, "amount") }, "amount", "parameter_missing"},
+		{"missing currency", func(b map[string]any) { delete(b, "currency") }, "currency", "parameter_missing"},
+		{"missing customer", func(b map[string]any) { delete(b, "customer") }, "customer", "parameter_missing"},
+		{"missing customer.email", func(b map[string]any) { delete(b["customer"].(map[string]any), "email") }, "customer.email", "parameter_missing"},
+		{"missing customer.name", func(b map[string]any) { delete(b["customer"].(map[string]any), "name") }, "customer.name", "parameter_missing"},
+		{"missing description", func(b map[string]any) { delete(b, "description") }, "description", "parameter_missing"},
+		{"missing expires_in", func(b map[string]any) { delete(b, "expires_in") }, "expires_in", "parameter_missing"},
+		{"missing metadata", func(b map[string]any) { delete(b, "metadata") }, "metadata", "parameter_missing"},
+		{"missing success_url", func(b map[string]any) { delete(b, "success_url") }, "success_url", "parameter_missing"},
+		{"missing cancel_url", func(b map[string]any) { delete(b, "cancel_url") }, "cancel_url", "parameter_missing"},
+		{"unknown field", func(b map[string]any) { b["amout"] = 1 }, "amout", "parameter_unknown"},
+		{"unknown nested field", func(b map[string]any) { b["customer"].(map[string]any)["phone"] = "1" }, "customer.phone", "parameter_unknown"},
+		{"both mcc and account", func(b map[string]any) { b["account_id"] = paymock.SandboxActiveAccount }, "mcc", "parameter_conflict"},
+		{"neither mcc nor account", func(b map[string]any) { delete(b, "mcc") }, "mcc", "parameter_missing"},
+		{"mcc too large", func(b map[string]any) { b["mcc"] = 10000 }, "mcc", "parameter_invalid"},
+		{"mcc negative", func(b map[string]any) { b["mcc"] = -1 }, "mcc", "parameter_invalid"},
+		{"mcc not integer", func(b map[string]any) { b["mcc"] = 12.5 }, "mcc", "parameter_invalid"},
+		{"unknown account", func(b map[string]any) { delete(b, "mcc"); b["account_id"] = "acct_nope" }, "account_id", "account_unknown"},
+		{"inactive account", func(b map[string]any) { delete(b, "mcc"); b["account_id"] = paymock.SandboxInactiveAccount }, "account_id", "account_inactive"},
+		{"unknown currency", func(b map[string]any) { b["currency"] = "JPY" }, "currency", "parameter_invalid"},
+		{"lower-case currency", func(b map[string]any) { b["currency"] = "usd" }, "currency", "parameter_invalid"},
+		{"zero amount", func(b map[string]any) { b["amount"] = 0 }, "amount", "parameter_invalid"},
+		{"negative amount", func(b map[string]any) { b["amount"] = -5 }, "amount", "parameter_invalid"},
+		{"three decimals", func(b map[string]any) { b["amount"] = 10.001 }, "amount", "parameter_invalid"},
+		{"amount too large", func(b map[string]any) { b["amount"] = 1000000000 }, "amount", "parameter_invalid"},
+		{"amount as string", func(b map[string]any) { b["amount"] = "10.50" }, "amount", "parameter_invalid"},
+		{"expires_in zero", func(b map[string]any) { b["expires_in"] = 0 }, "expires_in", "parameter_invalid"},
+		{"expires_in too long", func(b map[string]any) { b["expires_in"] = 2592001 }, "expires_in", "parameter_invalid"},
+		{"expires_in fractional", func(b map[string]any) { b["expires_in"] = 1.5 }, "expires_in", "parameter_invalid"},
+		{"relative success_url", func(b map[string]any) { b["success_url"] = "/success" }, "success_url", "parameter_invalid"},
+		{"ftp cancel_url", func(b map[string]any) { b["cancel_url"] = "ftp://shop.example.com/c" }, "cancel_url", "parameter_invalid"},
+		{"bad email", func(b map[string]any) { b["customer"].(map[string]any)["email"] = "jane.example.com" }, "customer.email", "parameter_invalid"},
+		{"email with name", func(b map[string]any) { b["customer"].(map[string]any)["email"] = "Jane <jane@example.com>" }, "customer.email", "parameter_invalid"},
+		{"empty name", func(b map[string]any) { b["customer"].(map[string]any)["name"] = "" }, "customer.name", "parameter_invalid"},
+		{"empty description", func(b map[string]any) { b["description"] = "" }, "description", "parameter_invalid"},
+		{"metadata array", func(b map[string]any) { b["metadata"] = []any{1} }, "metadata", "parameter_invalid"},
+		{"bad Luhn", func(b map[string]any) { card(withCard(b))["number"] = "4242424242424241" }, "payment_method.card.number", "card_number_invalid"},
+		{"card number letters", func(b map[string]any) { card(withCard(b))["number"] = "4242abcd42424242" }, "payment_method.card.number", "parameter_invalid"},
+		{"month 13", func(b map[string]any) { card(withCard(b))["expiry_month"] = 13 }, "payment_method.card.expiry_month", "parameter_invalid"},
+		{"month 0", func(b map[string]any) { card(withCard(b))["expiry_month"] = 0 }, "payment_method.card.expiry_month", "parameter_invalid"},
+		{"two-digit year", func(b map[string]any) { card(withCard(b))["expiry_year"] = 30 }, "payment_method.card.expiry_year", "parameter_invalid"},
+		{"expired card", func(b map[string]any) { card(withCard(b))["expiry_year"] = 2026; card(b)["expiry_month"] = 2 }, "payment_method.card.expiry_year", "card_expired"},
+		{"short cvc", func(b map[string]any) { card(withCard(b))["cvc"] = "12" }, "payment_method.card.cvc", "parameter_invalid"},
+		{"long cvc", func(b map[string]any) { card(withCard(b))["cvc"] = "12345" }, "payment_method.card.cvc", "parameter_invalid"},
+		{"missing cvc", func(b map[string]any) { delete(card(withCard(b)), "cvc") }, "payment_method.card.cvc", "parameter_missing"},
+		{"non-card type", func(b map[string]any) { withCard(b)["payment_method"].(map[string]any)["type"] = "sepa" }, "payment_method.type", "parameter_invalid"},
+		{"bad country", func(b map[string]any) {
+			withCard(b)["payment_method"].(map[string]any)["billing_details"] = map[string]any{"address": map[string]any{"country": "usa"}}
+		}, "payment_method.billing_details.address.country", "parameter_invalid"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := validCreate()
+			tc.edit(b)
+			st, body, _ := env.do("POST", "/api/v1/payments", keyA, b)
+			if st != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %v", st, body)
+			}
+			e := errorOf(t, body)
+			if e["type"] != "invalid_request_error" {
+				t.Errorf("type %v", e["type"])
+			}
+			found := false
+			for _, v := range e["errors"].([]any) {
+				v := v.(map[string]any)
+				if v["param"] == tc.wantParam && v["code"] == tc.wantCode {
+					found = true
+				}
+				if msg := v["message"].(string); strings.Contains(msg, "Schema:") || strings.Contains(msg, "Value:") || msg == "" {
+					t.Errorf("unreadable message %q", msg)
+				}
+			}
+			if !found {
+				t.Errorf("no violation %s/%s in %v", tc.wantParam, tc.wantCode, e["errors"])
+			}
+		})
+	}
+	// Nothing of the rejected requests was stored.
+	if _, total, _ := env.store.List(t.Context(), merchantID(t, keyA), 0, 1); total != 0 {
+		t.Errorf("%d payments stored after rejected creates", total)
+	}
+}
+
+func card(b map[string]any) map[string]any {
+	return b["payment_method"].(map[string]any)["card"].(map[string]any)
+}
+
+func merchantID(t *testing.T, key string) string {
+	t.Helper()
+	ms, _ := paymock.NewMerchants(nil)
+	m, err := ms.Authenticate(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.ID
+}
+
+func TestCreate_ListsAllViolationsAtOnce(t *testing.T) {
+	env := newEnv(t)
+	b := validCreate()
+	b["currency"] = "JPY"
+	b["expires_in"] = 0
+	b["customer"].(map[string]any)["email"] = "nope"
+	b["extra"] = true
+	st, body, _ := env.do("POST", "/api/v1/payments", keyA, b)
+	if st != http.StatusBadRequest {
+		t.Fatalf("status %d", st)
+	}
+	e := errorOf(t, body)
+	var params []string
+	for _, v := range e["errors"].([]any) {
+		params = append(params, v.(map[string]any)["param"].(string))
+	}
+	if got, want := strings.Join(params, ","), "currency,customer.email,expires_in,extra"; got != want {
+		t.Errorf("params %s, want %s", got, want)
+	}
+	if e["param"] != "currency" || e["code"] != "parameter_invalid" || !strings.HasPrefix(e["message"].(string), "currency") {
+		t.Errorf("top-level error does not describe the first violation: %v", e)
+	}
+}
+
+func TestCreate_AcceptsBoundaryValues(t *testing.T) {
+	env := newEnv(t)
+	tests := []struct {
+		name string
+		edit func(b map[string]any)
+	}{
+		{"smallest amount", func(b map[string]any) { b["amount"] = 0.01 }},
+		{"largest amount", func(b map[string]any) { b["amount"] = 999999999.99 }},
+		{"integer amount", func(b map[string]any) { b["amount"] = 7 }},
+		{"expires_in 1", func(b map[string]any) { b["expires_in"] = 1 }},
+		{"expires_in 30 days", func(b map[string]any) { b["expires_in"] = 2592000 }},
+		{"mcc 0", func(b map[string]any) { b["mcc"] = 0 }},
+		{"mcc 9999", func(b map[string]any) { b["mcc"] = 9999 }},
+		{"active account", func(b map[string]any) { delete(b, "mcc"); b["account_id"] = paymock.SandboxActiveAccount }},
+		{"each currency EUR", func(b map[string]any) { b["currency"] = "EUR" }},
+		{"each currency GBP", func(b map[string]any) { b["currency"] = "GBP" }},
+		{"each currency CAD", func(b map[string]any) { b["currency"] = "CAD" }},
+		{"http URL", func(b map[string]any) { b["success_url"] = "http://localhost:3000/ok?order=1" }},
+		{"empty metadata", func(b map[string]any) { b["metadata"] = map[string]any{} }},
+		{"card expiring this month", func(b map[string]any) { card(withCard(b))["expiry_year"] = 2026; card(b)["expiry_month"] = 3 }},
+		{"four-digit cvc amex", func(b map[string]any) { card(withCard(b))["number"] = "378282246310005"; card(b)["cvc"] = "1234" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := validCreate()
+			tc.edit(b)
+			if st, body, _ := env.do("POST", "/api/v1/payments", keyA, b); st != http.StatusCreated {
+				t.Fatalf("status %d: %v", st, body)
+			}
+		})
+	}
+}
+
+func TestCreate_CustomerIDIsStablePerMerchantAndEmail(t *testing.T) {
+	env := newEnv(t)
+	cusID := func(key, email string) string {
+		b := validCreate()
+		b["customer"].(map[string]any)["email"] = email
+		_, p, _ := env.do("POST", "/api/v1/payments", key, b)
+		return p["customer"].(map[string]any)["id"].(string)
+	}
+	first := cusID(keyA, "jane@example.com")
+	if again := cusID(keyA, "Jane@Example.com"); again != first {
+		t.Errorf("same email, different customer: %s %s", first, again)
+	}
+	if other := cusID(keyA, "john@example.com"); other == first {
+		t.Errorf("different emails share customer %s", first)
+	}
+	if otherMerchant := cusID(keyB, "jane@example.com"); otherMerchant == first {
+		t.Errorf("two merchants share customer %s", first)
+	}
+}
+
+func TestCreate_RequiresPCIApprovalForCards(t *testing.T) {
+	env := newEnv(t, withMerchants(
+		paymock.Merchant{Name: "acme", APIKeys: []string{"sk_acme"}, PCIApproved: false,
+			Accounts: []paymock.Account{{ID: "acct_acme_main", Active: true}, {ID: "acct_acme_old", Active: false}}},
+		paymock.Merchant{Name: "bigco", APIKeys: []string{"sk_bigco"}, PCIApproved: true},
+	))
+	st, body, _ := env.do("POST", "/api/v1/payments", "sk_acme", withCard(validCreate()))
+	if st != http.StatusForbidden || errorOf(t, body)["type"] != "permission_error" {
+		t.Fatalf("status %d: %v", st, body)
+	}
+	if st, body, _ := env.do("POST", "/api/v1/payments", "sk_bigco", withCard(validCreate())); st != http.StatusCreated {
+		t.Fatalf("PCI merchant: status %d: %v", st, body)
+	}
+	b := validCreate()
+	delete(b, "mcc")
+	b["account_id"] = "acct_acme_main"
+	if st, body, _ := env.do("POST", "/api/v1/payments", "sk_acme", b); st != http.StatusCreated {
+		t.Fatalf("own active account: status %d: %v", st, body)
+	}
+	b["account_id"] = "acct_acme_old"
+	if st, _, _ := env.do("POST", "/api/v1/payments", "sk_acme", b); st != http.StatusBadRequest {
+		t.Errorf("own inactive account: status %d", st)
+	}
+	b["account_id"] = paymock.SandboxActiveAccount // not acme's in configured mode
+	if st, _, _ := env.do("POST", "/api/v1/payments", "sk_acme", b); st != http.StatusBadRequest {
+		t.Errorf("someone else's account: status %d", st)
+	}
+}
+
+func TestAuth_RejectsBadKeys(t *testing.T) {
+	configured := newEnv(t, withMerchants(paymock.Merchant{Name: "acme", APIKeys: []string{"sk_acme"}}))
+	open := newEnv(t)
+	tests := []struct {
+		name     string
+		env      *testEnv
+		header   string
+		wantCode string
+	}{
+		{"missing", configured, "", "api_key_missing"},
+		{"basic scheme", configured, "Basic c2tfYWNtZTo=", "api_key_malformed"},
+		{"no token", configured, "Bearer", "api_key_malformed"},
+		{"bad characters", configured, "Bearer sk acme", "api_key_malformed"},
+		{"unknown key", configured, "Bearer sk_other", "api_key_invalid"},
+		{"prefix of a key", configured, "Bearer sk_acm", "api_key_invalid"},
+		{"open mode, missing", open, "", "api_key_missing"},
+		{"open mode, malformed", open, "Bearer {json}", "api_key_malformed"},
+	}
+	for _, tc := range tests {
+		for _, path := range []string{"/api/v1/payments", "/api/v1/payments/pay_x"} {
+			t.Run(tc.name+" "+path, func(t *testing.T) {
+				req, _ := http.NewRequest("GET", tc.env.URL+path, nil)
+				if tc.header != "" {
+					req.Header.Set("Authorization", tc.header)
+				}
+				st, body, h := tc.env.send(req)
+				if st != http.StatusUnauthorized {
+					t.Fatalf("status %d", st)
+				}
+				if !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("WWW-Authenticate %q", h.Get("WWW-Authenticate"))
+				}
+				e := errorOf(t, body)
+				if e["type"] != "authentication_error" || e["code"] != tc.wantCode {
+					t.Errorf("error %v", e)
+				}
+			})
+		}
+	}
+	// A bad key on a bad body is still a 401: auth comes first.
+	if st, _, _ := configured.do("POST", "/api/v1/payments", "sk_nope", "{not json"); st != http.StatusUnauthorized {
+		t.Errorf("bad key with bad body: status %d", st)
+	}
+	if strings.Contains(configured.logs.String(), "sk_acme") || strings.Contains(configured.logs.String(), "sk_other") {
+		t.Errorf("a key was logged")
+	}
+	if st, _, _ := configured.do("GET", "/api/v1/payments", "sk_acme", nil); st != http.StatusOK {
+		t.Errorf("good key: status %d", st)
+	}
+}
+
+func TestIsolation_MerchantsSeeOnlyTheirPayments(t *testing.T) {
+	env := newEnv(t)
+	_, pa, _ := env.do("POST", "/api/v1/payments", keyA, validCreate())
+	_, pb, _ := env.do("POST", "/api/v1/payments", keyB, validCreate())
+	if st, body, _ := env.do("GET", "/api/v1/payments/"+pa["id"].(string), keyB, nil); st != http.StatusNotFound {
+		t.Errorf("B read A's payment: %d %v", st, body)
+	}
+	st, body, _ := env.do("GET", "/api/v1/payments/"+pa["id"].(string), keyA, nil)
+	if st != http.StatusOK || body["id"] != pa["id"] {
+		t.Errorf("A reading its own: %d %v", st, body)
+	}
+	for key, own := range map[string]map[string]any{keyA: pa, keyB: pb} {
+		_, list, _ := env.do("GET", "/api/v1/payments", key, nil)
+		items := list["items"].([]any)
+		if len(items) != 1 || items[0].(map[string]any)["id"] != own["id"] {
+			t.Errorf("%s lists %v", key, items)
+		}
+	}
+}
+
+func TestRetrieve_UnknownIDIs404(t *testing.T) {
+	env := newEnv(t)
+	for _, id := range []string{"pay_doesnotexist", "nothing-like-an-id", "pay_%2F..%2Fx", "%E2%82%AC"} {
+		st, body, _ := env.do("GET", "/api/v1/payments/"+id, keyA, nil)
+		if st != http.StatusNotFound {
+			t.Fatalf("%s: status %d %v", id, st, body)
+		}
+		if e := errorOf(t, body); e["type"] != "not_found_error" || e["param"] != "id" {
+			t.Errorf("%s: %v", id, e)
+		}
+	}
+	// The id in the message is the unescaped one.
+	_, body, _ := env.do("GET", "/api/v1/payments/%E2%82%AC", keyA, nil)
+	if msg := errorOf(t, body)["message"].(string); !strings.Contains(msg, "€") {
+		t.Errorf("path parameter not unescaped: %q", msg)
+	}
+}
+
+func TestRetrieve_ReturnsWhatCreateReturned(t *testing.T) {
+	env := newEnv(t)
+	_, created, _ := env.do("POST", "/api/v1/payments", keyA, withCard(validCreate()))
+	st, got, _ := env.do("GET", "/api/v1/payments/"+created["id"].(string), keyA, nil)
+	if st != http.StatusOK {
+		t.Fatalf("status %d", st)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(created) {
+		t.Errorf("retrieve differs from create:\n%v\n%v", got, created)
+	}
+}
+
+func TestList_Pagination(t *testing.T) {
+	tests := []struct {
+		stored                int
+		query                 string
+		wantItems             int
+		wantPage, wantPerPage float64
+		wantPages, wantTotal  float64
+		wantFirstIndexNewest0 int // index (0 = newest) of the first item
+	}{
+		{0, "", 0, 1, 10, 0, 0, 0},
+		{0, "?page=3", 0, 3, 10, 0, 0, 0},
+		{20, "", 10, 1, 10, 2, 20, 0},
+		{20, "?page=2", 10, 2, 10, 2, 20, 10},
+		{20, "?page=3", 0, 3, 10, 2, 20, 0},
+		{25, "?page=3", 5, 3, 10, 3, 25, 20},
+		{25, "?per_page=1", 1, 1, 1, 25, 25, 0},
+		{25, "?per_page=1&page=25", 1, 25, 1, 25, 25, 24},
+		{25, "?per_page=1&page=26", 0, 26, 1, 25, 25, 0},
+		{25, "?per_page=100", 25, 1, 100, 1, 25, 0},
+		{250, "?per_page=100&page=3", 50, 3, 100, 3, 250, 200},
+		{250, "?per_page=100&page=2147483647", 0, 2147483647, 100, 3, 250, 0},
+		{7, "?page=1&per_page=7", 7, 1, 7, 1, 7, 0},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d stored %s", tc.stored, tc.query), func(t *testing.T) {
+			env := newEnv(t)
+			ids := seed(t, env, keyA, tc.stored) // oldest first
+			st, body, _ := env.do("GET", "/api/v1/payments"+tc.query, keyA, nil)
+			if st != http.StatusOK {
+				t.Fatalf("status %d: %v", st, body)
+			}
+			items := body["items"].([]any)
+			pg := body["pagination"].(map[string]any)
+			if len(items) != tc.wantItems || pg["page"] != tc.wantPage || pg["per_page"] != tc.wantPerPage ||
+				pg["total_pages"] != tc.wantPages || pg["total_items"] != tc.wantTotal {
+				t.Fatalf("got %d items, pagination %v", len(items), pg)
+			}
+			for i, it := range items {
+				want := ids[len(ids)-1-tc.wantFirstIndexNewest0-i]
+				if id := it.(map[string]any)["id"]; id != want {
+					t.Fatalf("item %d is %v, want %v (newest first)", i, id, want)
+				}
+			}
+		})
+	}
+}
+
+// seed creates n payments one clock second apart and returns their ids,
+// oldest first.
+func seed(t *testing.T, env *testEnv, key string, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		st, p, _ := env.do("POST", "/api/v1/payments", key, validCreate())
+		if st != http.StatusCreated {
+			t.Fatalf("seed: %d %v", st, p)
+		}
+		ids[i] = p["id"].(string)
+		if _, err := env.clocks.Advance(merchantID(t, key), time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+func TestList_RejectsOutOfRangeValues(t *testing.T) {
+	env := newEnv(t)
+	for _, q := range []string{"page=0", "page=-1", "page=abc", "page=1.5", "page=", "per_page=0", "per_page=101",
+		"per_page=x", "per_page=-3", "page=2147483648", "page=99999999999999999999"} {
+		t.Run(q, func(t *testing.T) {
+			st, body, _ := env.do("GET", "/api/v1/payments?"+q, keyA, nil)
+			if st != http.StatusBadRequest {
+				t.Fatalf("status %d: %v", st, body)
+			}
+			e := errorOf(t, body)
+			param := strings.SplitN(q, "=", 2)[0]
+			if e["param"] != param {
+				t.Errorf("param %v, want %s (%v)", e["param"], param, e)
+			}
+		})
+	}
+}
+
+func TestRequests_RejectMalformedBodies(t *testing.T) {
+	env := newEnv(t, withBodyLimit(4096))
+	tests := []struct {
+		name        string
+		contentType string
+		body        string
+		wantStatus  int
+		wantCode    string
+	}{
+		{"not JSON", "application/json", `{"amount": 1,`, 400, "invalid_json"},
+		{"empty body", "application/json", ``, 400, "body_missing"},
+		{"JSON array", "application/json", `[1,2]`, 400, "parameter_invalid"},
+		{"form body", "application/x-www-form-urlencoded", `amount=1`, 415, "unsupported_media_type"},
+		{"no content type", "", `{}`, 415, "unsupported_media_type"},
+		{"too large", "application/json", `{"description":"` + strings.Repeat("x", 5000) + `"}`, 413, "body_too_large"},
+		{"charset is fine", "application/json; charset=utf-8", `{}`, 400, "parameter_missing"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", env.URL+"/api/v1/payments", strings.NewReader(tc.body))
+			req.Header.Set("Authorization", "Bearer "+keyA)
+			if tc.contentType != "" {
+				req.Header.Set("Content-Type", tc.contentType)
+			}
+			st, body, _ := env.send(req)
+			if st != tc.wantStatus {
+				t.Fatalf("status %d, want %d: %v", st, tc.wantStatus, body)
+			}
+			if e := errorOf(t, body); e["code"] != tc.wantCode || e["type"] != "invalid_request_error" {
+				t.Errorf("error %v, want code %s", e, tc.wantCode)
+			}
+		})
+	}
+}
+
+func TestRoutes_UnknownPathAndMethod(t *testing.T) {
+	env := newEnv(t)
+	tests := []struct {
+		method, path string
+		want         int
+		wantType     string
+	}{
+		{"GET", "/api/v1/nope", 404, "not_found_error"},
+		{"GET", "/api/v2/payments", 404, "not_found_error"},
+		{"GET", "/nope", 404, "not_found_error"},
+		{"DELETE", "/api/v1/payments", 405, "invalid_request_error"},
+		{"PUT", "/api/v1/payments/pay_x", 405, "invalid_request_error"},
+		{"POST", "/healthz", 405, "invalid_request_error"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			st, body, _ := env.do(tc.method, tc.path, keyA, nil)
+			if st != tc.want || errorOf(t, body)["type"] != tc.wantType {
+				t.Errorf("status %d body %v", st, body)
+			}
+		})
+	}
+}
+
+func TestServer_ServesHealthDocumentAndPages(t *testing.T) {
+	env := newEnv(t)
+	if st, body, _ := env.do("GET", "/healthz", "", nil); st != 200 || body["status"] != "ok" {
+		t.Errorf("healthz %d %v", st, body)
+	}
+	resp, err := env.client.Get(env.URL + "/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, resp); resp.StatusCode != 200 || got != string(paymock.OpenAPI) {
+		t.Errorf("openapi.yaml: %d, %d bytes", resp.StatusCode, len(got))
+	}
+	_, p, _ := env.do("POST", "/api/v1/payments", keyA, validCreate())
+	_, card, _ := env.do("POST", "/api/v1/payments", keyA, withCard(validCreate()))
+	for _, u := range []string{p["next_action"].(map[string]any)["url"].(string), card["next_action"].(map[string]any)["url"].(string)} {
+		resp, err := env.client.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page := readAll(t, resp); resp.StatusCode != 200 || !strings.Contains(page, "<html") {
+			t.Errorf("%s: %d %q", u, resp.StatusCode, page)
+		}
+	}
+}
+
+func TestContract_ServerRefusesToSendAViolatingResponse(t *testing.T) {
+	env := newEnv(t, expectingViolations())
+	// A payment the API could never have made: the response check must
+	// stop it and answer 500 instead.
+	bad := paymock.Payment{ID: "pay_" + strings.Repeat("x", 24), MerchantID: merchantID(t, keyA), Currency: "XXX", Amount: 100,
+		Status: paymock.StatusPending, Customer: paymock.Customer{ID: "cus_" + strings.Repeat("y", 24), Email: "a@b.co", Name: "A"},
+		Description: "d", SuccessURL: "https://a.example", CancelURL: "https://a.example", CheckoutURL: "https://a.example/c"}
+	if err := env.store.Insert(t.Context(), bad); err != nil {
+		t.Fatal(err)
+	}
+	st, body, _ := env.do("GET", "/api/v1/payments/"+bad.ID, keyA, nil)
+	if st != http.StatusInternalServerError {
+		t.Fatalf("status %d: %v", st, body)
+	}
+	if e := errorOf(t, body); e["type"] != "api_error" || e["code"] != "response_contract_violation" {
+		t.Errorf("error %v", e)
+	}
+	if !strings.Contains(env.logs.String(), "response violates the contract") || !strings.Contains(env.logs.String(), "currency") {
+		t.Errorf("violation not logged: %s", env.logs.String())
+	}
+}
