@@ -1,0 +1,98 @@
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/scenarios"
+)
+
+// benchServer is a server called in-process through its whole middleware
+// stack (contract check of request and response included), so the figures
+// are the server's own cost without loopback noise.
+func benchServer(b *testing.B) *Server {
+	b.Helper()
+	ms, _ := paymock.NewMerchants(nil)
+	clocks, _ := scenarios.NewClocks(scenarios.ClockConfig{Mode: scenarios.ClockFrozen, Start: testStart})
+	s, err := New(Config{Store: paymock.NewMemoryStore(), Merchants: ms, IDs: paymock.NewIDs(nil), Clock: clocks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+func benchRequest(method, path string, body []byte) *http.Request {
+	var r *http.Request
+	if body != nil {
+		r = httptest.NewRequest(method, path, bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+	} else {
+		r = httptest.NewRequest(method, path, nil)
+	}
+	r.Header.Set("Authorization", "Bearer "+keyA)
+	return r
+}
+
+func benchCreate(b *testing.B, s *Server, body []byte) string {
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, benchRequest("POST", "/api/v1/payments", body))
+	if w.Code != http.StatusCreated {
+		b.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	var p struct{ ID string }
+	_ = json.Unmarshal(w.Body.Bytes(), &p)
+	return p.ID
+}
+
+func BenchmarkCreate(b *testing.B) {
+	s := benchServer(b)
+	body, _ := json.Marshal(validCreate())
+	b.ReportAllocs()
+	for b.Loop() {
+		benchCreate(b, s, body)
+	}
+}
+
+func BenchmarkRetrieve(b *testing.B) {
+	s := benchServer(b)
+	body, _ := json.Marshal(validCreate())
+	id := benchCreate(b, s, body)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, benchRequest("GET", "/api/v1/payments/"+id, nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("retrieve: %d", w.Code)
+		}
+	}
+}
+
+// BenchmarkList lists a page of 10 from stores of very different sizes: the
+// cost per call must stay flat as the store grows.
+func BenchmarkList(b *testing.B) {
+	for _, stored := range []int{100, 10000} {
+		b.Run("stored="+itoa(stored), func(b *testing.B) {
+			s := benchServer(b)
+			body, _ := json.Marshal(validCreate())
+			for range stored {
+				benchCreate(b, s, body)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				w := httptest.NewRecorder()
+				s.ServeHTTP(w, benchRequest("GET", "/api/v1/payments?page=3&per_page=10", nil))
+				if w.Code != http.StatusOK {
+					b.Fatalf("list: %d", w.Code)
+				}
+			}
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
