@@ -260,7 +260,7 @@ func ValidEmail(s string) bool {
 // ValidRedirectURL reports whether s is an absolute http(s) URL with a host.
 func ValidRedirectURL(s string) bool {
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil {
+	if err != nil || u.Hostname() == "" || u.User != nil {
 		return false
 	}
 	return u.Scheme == "http" || u.Scheme == "https"

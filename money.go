@@ -4,8 +4,10 @@ package paymock
 
 import (
 	"errors"
+	"math"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // Currency is an ISO 4217 code the service supports.
@@ -46,13 +48,25 @@ var (
 )
 
 // ParseAmount reads a decimal amount in major units ("10.5", "1e2") exactly.
+// s must be a number in JSON's grammar.
 func ParseAmount(s string) (Amount, error) {
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || s == "" {
+	lead, ok := scanNumber(s)
+	if !ok {
 		return 0, ErrAmountNotNumber
 	}
-	if r.Sign() <= 0 {
+	switch {
+	case lead == zeroNumber || s[0] == '-':
 		return 0, ErrAmountNotPositive
+	case lead > 10: // at least 1e10
+		return 0, ErrAmountTooLarge
+	case lead < -2: // below 0.001, above 0
+		return 0, ErrAmountPrecision
+	}
+	// The exponent is now bounded by the length of s, so exact arithmetic
+	// costs no more than reading s did.
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return 0, ErrAmountNotNumber
 	}
 	r.Mul(r, big.NewRat(100, 1))
 	if r.Cmp(new(big.Rat).SetInt64(int64(MaxAmount))) > 0 {
@@ -62,6 +76,72 @@ func ParseAmount(s string) (Amount, error) {
 		return 0, ErrAmountPrecision
 	}
 	return Amount(r.Num().Int64()), nil
+}
+
+// zeroNumber is what scanNumber reports for a number whose digits are all 0.
+const zeroNumber = math.MinInt64
+
+// scanNumber checks s against the JSON number grammar and returns the
+// decimal position of its first significant digit: the number lies in
+// [10^(lead-1), 10^lead). Huge exponents saturate instead of overflowing.
+func scanNumber(s string) (lead int64, ok bool) {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	intStart := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	intDigits := s[intStart:i]
+	if intDigits == "" || len(intDigits) > 1 && intDigits[0] == '0' {
+		return 0, false
+	}
+	var fracDigits string
+	if i < len(s) && s[i] == '.' {
+		i++
+		fracStart := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if fracStart == i {
+			return 0, false
+		}
+		fracDigits = s[fracStart:i]
+	}
+	var exp int64
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		neg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			neg = s[i] == '-'
+			i++
+		}
+		expStart := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if exp < 1<<40 {
+				exp = exp*10 + int64(s[i]-'0')
+			}
+			i++
+		}
+		if expStart == i {
+			return 0, false
+		}
+		if neg {
+			exp = -exp
+		}
+	}
+	if i != len(s) {
+		return 0, false
+	}
+	if t := strings.TrimLeft(intDigits, "0"); t != "" {
+		return int64(len(t)) + exp, true
+	}
+	t := strings.TrimLeft(fracDigits, "0")
+	if t == "" {
+		return zeroNumber, true
+	}
+	return exp - int64(len(fracDigits)-len(t)), true
 }
 
 // String is the amount in major units with two decimals: "10.50".

@@ -3,6 +3,7 @@
 package paymock
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -124,7 +125,19 @@ func (p Payment) MarshalJSON() ([]byte, error) { return p.Encode(Encoding{}) }
 
 // Encode writes p's wire form under enc.
 func (p Payment) Encode(enc Encoding) ([]byte, error) {
-	return json.Marshal(p.wire(enc))
+	return marshal(p.wire(enc))
+}
+
+// marshal is json.Marshal without HTML escaping, so that metadata and URLs
+// come back byte for byte as the merchant sent them ("&" stays "&").
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func (p Payment) wire(enc Encoding) paymentJSON {
@@ -166,7 +179,7 @@ func (p Payment) wire(enc Encoding) paymentJSON {
 		s := FormatTime(p.CompletedAt)
 		w.CompletedAt = &s
 	}
-	if w.Metadata == nil {
+	if len(w.Metadata) == 0 {
 		w.Metadata = json.RawMessage("{}")
 	}
 	return w

@@ -22,6 +22,11 @@ type Store interface {
 	// CustomerID returns the merchant's customer id for an email, creating
 	// it with newID on first use.
 	CustomerID(ctx context.Context, merchantID, email string, newID func() string) (string, error)
+	// Update applies fn to one payment atomically: if fn fails, nothing
+	// changes. It returns the payment as stored afterwards.
+	Update(ctx context.Context, merchantID, id string, fn func(*Payment) error) (Payment, error)
+	// Reset forgets every payment and customer of one merchant.
+	Reset(ctx context.Context, merchantID string) error
 }
 
 // MemoryStore is a Store held in memory, safe for concurrent use. Each
@@ -127,6 +132,43 @@ func (s *MemoryStore) CustomerID(_ context.Context, merchantID, email string, ne
 	return id, nil
 }
 
+// Update implements Store.
+func (s *MemoryStore) Update(_ context.Context, merchantID, id string, fn func(*Payment) error) (Payment, error) {
+	b := s.book(merchantID, false)
+	if b == nil {
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i, ok := b.byID[id]
+	if !ok {
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+	}
+	p := b.order[i] // a copy: fn's changes land only if it succeeds
+	if err := fn(&p); err != nil {
+		return b.order[i], err
+	}
+	p.ID, p.MerchantID = b.order[i].ID, b.order[i].MerchantID
+	b.order[i] = p
+	return p, nil
+}
+
+// Reset implements Store. The book is emptied in place, under its lock, so
+// an Insert racing with the reset lands either before it (and is forgotten)
+// or after it (and is kept), never in a book nobody reads.
+func (s *MemoryStore) Reset(_ context.Context, merchantID string) error {
+	b := s.book(merchantID, false)
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.byID = make(map[string]int)
+	b.order = nil
+	b.customers = make(map[string]string)
+	return nil
+}
+
 // Page is a list request turned into store terms.
 type Page struct {
 	Offset, Limit int
@@ -148,8 +190,13 @@ func PageOf(page, perPage int64) Page {
 
 // TotalPages is ceil(total/perPage), 0 for an empty list.
 func TotalPages(total int, perPage int64) int64 {
-	if perPage < 1 {
+	if perPage < 1 || total < 1 {
 		return 0
 	}
-	return (int64(total) + perPage - 1) / perPage
+	// Not (total+perPage-1)/perPage, which overflows for a huge perPage.
+	n := int64(total) / perPage
+	if int64(total)%perPage != 0 {
+		n++
+	}
+	return n
 }
