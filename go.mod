@@ -5,6 +5,8 @@ go 1.26.8
 require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/labstack/echo/v5 v5.3.1
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

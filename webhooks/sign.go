@@ -1,0 +1,110 @@
+package webhooks
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paymock/paymock"
+)
+
+// secretPrefix starts every signing secret, as Standard Webhooks has it.
+const secretPrefix = "whsec_"
+
+// The headers of a Standard Webhooks delivery.
+const (
+	HeaderID        = "webhook-id"
+	HeaderTimestamp = "webhook-timestamp"
+	HeaderSignature = "webhook-signature"
+)
+
+// UserAgent is sent with every delivery attempt.
+const UserAgent = "paymock-webhooks/1"
+
+// secretKey decodes a "whsec_<base64>" secret into its HMAC key. Errors
+// never repeat the secret.
+func secretKey(secret string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(secret, secretPrefix)
+	if !ok {
+		return nil, errors.New("the secret must start with whsec_")
+	}
+	key, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil || len(key) == 0 {
+		return nil, errors.New("the part after whsec_ must be non-empty standard base64")
+	}
+	return key, nil
+}
+
+// signKey is Sign with the key already decoded.
+func signKey(key []byte, msgID string, ts int64, body []byte) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(msgID))
+	mac.Write([]byte{'.'})
+	mac.Write(strconv.AppendInt(nil, ts, 10))
+	mac.Write([]byte{'.'})
+	mac.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// Sign returns the webhook-signature header value for one delivery:
+// "v1," + base64(HMAC-SHA256(key, msgID + "." + unix seconds + "." + body)),
+// where key is the base64-decoded part of secret after "whsec_".
+func Sign(secret string, msgID string, timestamp time.Time, body []byte) (string, error) {
+	key, err := secretKey(secret)
+	if err != nil {
+		return "", err
+	}
+	return signKey(key, msgID, timestamp.Unix(), body), nil
+}
+
+// GenerateSecret returns a new signing secret: "whsec_" + base64 of 24
+// random bytes.
+func GenerateSecret() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate webhook secret: %w", err)
+	}
+	return secretPrefix + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// ValidateEndpoint checks what New checks of every default endpoint, and
+// Publish of every merchant endpoint: an absolute http(s) URL with a host
+// and a "whsec_" + standard base64 secret. Errors never repeat the secret.
+func ValidateEndpoint(ep paymock.WebhookEndpoint) error {
+	_, err := parseEndpoint(ep)
+	return err
+}
+
+// endpoint is a checked WebhookEndpoint: the URL to post to, the URL as
+// shown (password redacted) and the decoded key.
+type endpoint struct {
+	url     string
+	display string
+	key     []byte
+}
+
+func parseEndpoint(ep paymock.WebhookEndpoint) (endpoint, error) {
+	u, err := url.Parse(ep.URL)
+	if err != nil {
+		return endpoint{display: "(invalid URL)"}, errors.New("webhook url is not a URL")
+	}
+	display := u.Redacted()
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return endpoint{display: display}, fmt.Errorf("webhook url %q: want an absolute http or https URL", display)
+	}
+	if u.Hostname() == "" {
+		return endpoint{display: display}, fmt.Errorf("webhook url %q has no host", display)
+	}
+	key, err := secretKey(ep.Secret)
+	if err != nil {
+		return endpoint{display: display}, fmt.Errorf("webhook secret for %q: %w", display, err)
+	}
+	return endpoint{url: ep.URL, display: display, key: key}, nil
+}

@@ -1,0 +1,165 @@
+package webhooks
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/paymock/paymock"
+)
+
+func TestSignMatchesIndependentlyComputedVector(t *testing.T) {
+	// The secret of the Standard Webhooks reference tests.
+	const (
+		secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+		msgID  = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+		body   = `{"test": 2432232314}`
+	)
+	ts := time.Unix(1614265330, 0)
+
+	key, err := base64.StdEncoding.DecodeString("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(msgID + "." + strconv.FormatInt(ts.Unix(), 10) + "." + body))
+	want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
+
+	got, err := Sign(secret, msgID, ts, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("Sign = %q, want %q", got, want)
+	}
+	// The published vector of the scheme, for this secret, id, time and body.
+	const vector = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+	if got != vector {
+		t.Errorf("Sign = %q, want the Standard Webhooks test vector %q", got, vector)
+	}
+
+	ref, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refSig, err := ref.Sign(msgID, ts, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != refSig {
+		t.Errorf("Sign = %q, reference library signs %q", got, refSig)
+	}
+}
+
+func TestSignVerifiesWithReferenceLibraryAndNotWithAnotherSecret(t *testing.T) {
+	other, err := GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"id":"evt_1","type":"payment.completed"}`)
+	now := time.Now()
+	sig, err := Sign(testSecret, "evt_1", now, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	h.Set("webhook-id", "evt_1")
+	h.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+	h.Set("webhook-signature", sig)
+
+	for _, tc := range []struct {
+		name    string
+		secret  string
+		wantErr bool
+	}{
+		{"signing secret verifies", testSecret, false},
+		{"another secret does not", other, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wh, err := standardwebhooks.NewWebhook(tc.secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := wh.Verify(body, h); (err != nil) != tc.wantErr {
+				t.Errorf("Verify = %v, want error: %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestSignRejectsMalformedSecrets(t *testing.T) {
+	for _, tc := range []struct{ name, secret string }{
+		{"no prefix", "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+		{"prefix only", "whsec_"},
+		{"not base64", "whsec_k3y!"},
+		{"empty", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Sign(tc.secret, "evt_1", time.Now(), []byte("{}")); err == nil {
+				t.Errorf("Sign accepted secret %q", tc.secret)
+			}
+		})
+	}
+}
+
+func TestGenerateSecretIsUsableAndFresh(t *testing.T) {
+	a, err := GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a == b {
+		t.Error("two generated secrets are equal")
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(a, "whsec_"))
+	if !strings.HasPrefix(a, "whsec_") || err != nil || len(key) != 24 {
+		t.Errorf("GenerateSecret = %q: want whsec_ and base64 of 24 bytes", a)
+	}
+	if _, err := Sign(a, "evt_1", time.Now(), []byte("{}")); err != nil {
+		t.Errorf("a generated secret does not sign: %v", err)
+	}
+}
+
+func TestNewRejectsInvalidConfig(t *testing.T) {
+	good := paymock.WebhookEndpoint{URL: "https://hooks.example/in", Secret: testSecret}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string // in the error
+	}{
+		{"relative url", Config{DefaultEndpoints: []paymock.WebhookEndpoint{{URL: "/hooks", Secret: testSecret}}}, "absolute"},
+		{"ftp url", Config{DefaultEndpoints: []paymock.WebhookEndpoint{{URL: "ftp://h.example/x", Secret: testSecret}}}, "absolute"},
+		{"url without host", Config{DefaultEndpoints: []paymock.WebhookEndpoint{{URL: "http:///x", Secret: testSecret}}}, "no host"},
+		{"secret without prefix", Config{DefaultEndpoints: []paymock.WebhookEndpoint{{URL: good.URL, Secret: "abc"}}}, "whsec_"},
+		{"secret not base64", Config{DefaultEndpoints: []paymock.WebhookEndpoint{good, {URL: good.URL, Secret: "whsec_k3y!"}}}, "endpoint 2"},
+		{"zero retry delay", Config{Retry: []time.Duration{time.Second, 0}}, "retry delay 2"},
+		{"negative timeout", Config{Timeout: -time.Second}, "Timeout"},
+		{"negative workers", Config{Workers: -1}, "Workers"},
+		{"negative queue", Config{QueueSize: -1}, "QueueSize"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New: %v, want an error about %q", err, tc.want)
+			}
+			for _, ep := range tc.cfg.DefaultEndpoints {
+				if strings.Contains(err.Error(), strings.TrimPrefix(ep.Secret, "whsec_")) && ep.Secret != "" {
+					t.Errorf("error %q repeats the secret", err)
+				}
+			}
+		})
+	}
+	if _, err := New(Config{DefaultEndpoints: []paymock.WebhookEndpoint{good}}); err != nil {
+		t.Errorf("New with a valid endpoint: %v", err)
+	}
+}
