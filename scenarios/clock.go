@@ -89,6 +89,35 @@ func (c *Clocks) Now(merchantID string) time.Time {
 	return c.real().Add(c.base + c.offsets[merchantID]).UTC()
 }
 
+// AdvanceTo moves the merchant's clock forward to t; a t in the past
+// leaves it where it is.
+func (c *Clocks) AdvanceTo(merchantID string, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mode == ClockFrozen {
+		cur, ok := c.frozen[merchantID]
+		if !ok {
+			cur = c.start
+		}
+		if t.After(cur) {
+			c.frozen[merchantID] = t
+		}
+		return
+	}
+	now := c.real().Add(c.base + c.offsets[merchantID])
+	if t.After(now) {
+		c.offsets[merchantID] += t.Sub(now)
+	}
+}
+
+// Reset puts the merchant's clock back to where a new merchant's starts.
+func (c *Clocks) Reset(merchantID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.frozen, merchantID)
+	delete(c.offsets, merchantID)
+}
+
 // Advance moves the merchant's clock forward by d and returns its new time.
 func (c *Clocks) Advance(merchantID string, d time.Duration) (time.Time, error) {
 	if d < 0 {

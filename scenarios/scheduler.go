@@ -1,0 +1,239 @@
+// The scheduler: one timer heap per merchant, measured on that merchant's
+// clock, and one goroutine that fires what falls due in real time.
+package scenarios
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// job is one thing to do at one instant of a merchant's clock.
+type job struct {
+	due time.Time
+	seq uint64 // keeps jobs due at the same instant in the order they were added
+	fn  func()
+}
+
+type jobHeap []job
+
+func (h jobHeap) Len() int { return len(h) }
+func (h jobHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h jobHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *jobHeap) Push(x any)   { *h = append(*h, x.(job)) }
+func (h *jobHeap) Pop() any {
+	old := *h
+	j := old[len(old)-1]
+	old[len(old)-1] = job{}
+	*h = old[:len(old)-1]
+	return j
+}
+
+// queue is one merchant's pending jobs. run serialises firing, so jobs of
+// a merchant run one at a time and in due order, whether the timer or an
+// Advance fires them.
+type queue struct {
+	jobs jobHeap
+	run  sync.Mutex
+}
+
+// Scheduler runs jobs when each merchant's clock reaches them. Expiries,
+// scenario steps and webhook retries all go through it, so advancing a
+// frozen clock brings all of them forward together.
+type Scheduler struct {
+	clocks *Clocks
+
+	mu     sync.Mutex
+	queues map[string]*queue
+	seq    uint64
+
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	running sync.WaitGroup // merchants' jobs being fired by the loop
+}
+
+// NewScheduler returns a scheduler on clocks; Start sets it running.
+func NewScheduler(clocks *Clocks) *Scheduler {
+	return &Scheduler{
+		clocks: clocks,
+		queues: make(map[string]*queue),
+		wake:   make(chan struct{}, 1),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+}
+
+// At runs fn once the merchant's clock reaches due.
+func (s *Scheduler) At(merchantID string, due time.Time, fn func()) {
+	s.mu.Lock()
+	q := s.queues[merchantID]
+	if q == nil {
+		q = &queue{}
+		s.queues[merchantID] = q
+	}
+	s.seq++
+	heap.Push(&q.jobs, job{due: due, seq: s.seq, fn: fn})
+	s.mu.Unlock()
+	s.poke()
+}
+
+// After runs fn once the merchant's clock has moved d past its time now.
+func (s *Scheduler) After(merchantID string, d time.Duration, fn func()) {
+	s.At(merchantID, s.clocks.Now(merchantID).Add(d), fn)
+}
+
+// Pending is the number of jobs waiting for a merchant.
+func (s *Scheduler) Pending(merchantID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[merchantID]; q != nil {
+		return q.jobs.Len()
+	}
+	return 0
+}
+
+// Reset drops every job of a merchant.
+func (s *Scheduler) Reset(merchantID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[merchantID]; q != nil {
+		q.jobs = nil
+	}
+}
+
+func (s *Scheduler) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// popDue takes the merchant's earliest job if it is due by until.
+func (s *Scheduler) popDue(q *queue, until time.Time) (job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q.jobs.Len() == 0 || q.jobs[0].due.After(until) {
+		return job{}, false
+	}
+	return heap.Pop(&q.jobs).(job), true
+}
+
+// Advance moves the merchant's clock forward by d, firing every job that
+// falls due on the way, in due order, each with the clock set to its due
+// time (so what a job stamps reads as when it was due). It returns the
+// merchant's new time and how many jobs fired.
+func (s *Scheduler) Advance(merchantID string, d time.Duration) (time.Time, int) {
+	s.mu.Lock()
+	q := s.queues[merchantID]
+	if q == nil {
+		q = &queue{}
+		s.queues[merchantID] = q
+	}
+	s.mu.Unlock()
+	q.run.Lock()
+	defer q.run.Unlock()
+	target := s.clocks.Now(merchantID).Add(d)
+	fired := 0
+	for {
+		j, ok := s.popDue(q, target)
+		if !ok {
+			break
+		}
+		s.clocks.AdvanceTo(merchantID, j.due)
+		j.fn()
+		fired++
+	}
+	s.clocks.AdvanceTo(merchantID, target)
+	s.poke() // real clocks: the earliest deadline may have moved closer
+	return s.clocks.Now(merchantID), fired
+}
+
+// Start runs the timer goroutine until Stop.
+func (s *Scheduler) Start() {
+	go s.loop()
+}
+
+// Stop ends the timer goroutine and waits for it; jobs not yet due stay
+// unfired.
+func (s *Scheduler) Stop() {
+	s.once.Do(func() { close(s.stop) })
+	<-s.done
+}
+
+func (s *Scheduler) loop() {
+	defer close(s.done)
+	defer s.running.Wait()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wait := s.fireDue()
+		if wait < 0 {
+			wait = time.Hour
+		}
+		timer.Reset(wait)
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// fireDue runs every job that is due now on its merchant's clock and says
+// how long until the next one is (-1 when none will fall due by itself:
+// frozen clocks move only when advanced).
+func (s *Scheduler) fireDue() time.Duration {
+	s.mu.Lock()
+	merchants := make(map[string]*queue, len(s.queues))
+	for m, q := range s.queues {
+		if q.jobs.Len() > 0 {
+			merchants[m] = q
+		}
+	}
+	s.mu.Unlock()
+	next := time.Duration(-1)
+	for m, q := range merchants {
+		// TryLock: an Advance, or an earlier round of this loop, is
+		// already firing this merchant's jobs.
+		if !q.run.TryLock() {
+			continue
+		}
+		s.mu.Lock()
+		due := q.jobs.Len() > 0 && !q.jobs[0].due.After(s.clocks.Now(m))
+		if !due && q.jobs.Len() > 0 && s.clocks.Mode() == ClockReal {
+			if w := q.jobs[0].due.Sub(s.clocks.Now(m)); next < 0 || w < next {
+				next = max(w, 0)
+			}
+		}
+		s.mu.Unlock()
+		if !due {
+			q.run.Unlock()
+			continue
+		}
+		// A job may block (a webhook retry waits for its attempt), so
+		// each merchant's jobs run on their own goroutine: one merchant's
+		// slow endpoint never delays another's expiries.
+		s.running.Add(1)
+		go func() {
+			defer s.running.Done()
+			for {
+				j, ok := s.popDue(q, s.clocks.Now(m))
+				if !ok {
+					break
+				}
+				j.fn()
+			}
+			q.run.Unlock()
+			s.poke() // the next deadline of this merchant counts again
+		}()
+	}
+	return next
+}
