@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,9 +35,19 @@ type contract struct {
 	respOpts    *openapi3filter.Options
 }
 
-func loadContract(data []byte) (*contract, error) {
+// loadContract loads the document at path in docs, resolving references
+// to the other documents in docs.
+func loadContract(docs fs.FS, name string) (*contract, error) {
+	data, err := fs.ReadFile(docs, name)
+	if err != nil {
+		return nil, fmt.Errorf("load contract: %w", err)
+	}
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(data)
+	loader.IsExternalRefsAllowed = true
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		return fs.ReadFile(docs, path.Clean(strings.TrimPrefix(u.Path, "/")))
+	}
+	doc, err := loader.LoadFromDataWithPath(data, &url.URL{Path: name})
 	if err != nil {
 		return nil, fmt.Errorf("load contract: %w", err)
 	}
@@ -46,9 +58,9 @@ func loadContract(data []byte) (*contract, error) {
 	if err != nil {
 		return nil, fmt.Errorf("route contract: %w", err)
 	}
-	ref := doc.Components.Schemas["Error"]
-	if ref == nil || ref.Value == nil {
-		return nil, errors.New("contract has no Error schema")
+	var errorSchema *openapi3.Schema
+	if ref := doc.Components.Schemas["Error"]; ref != nil {
+		errorSchema = ref.Value
 	}
 	formats := []openapi3.SchemaValidationOption{
 		openapi3.EnableFormatValidation(),
@@ -58,7 +70,7 @@ func loadContract(data []byte) (*contract, error) {
 	return &contract{
 		doc:         doc,
 		router:      router,
-		errorSchema: ref.Value,
+		errorSchema: errorSchema,
 		reqOpts: &openapi3filter.Options{
 			MultiError:         true,
 			AuthenticationFunc: securityCheck,

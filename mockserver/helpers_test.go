@@ -21,6 +21,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/webhooks"
 )
 
 // testEnv is one running server and what a test needs to talk to it.
@@ -32,6 +33,7 @@ type testEnv struct {
 	store  *paymock.MemoryStore
 	clocks *scenarios.Clocks
 	logs   *logBuffer
+	hooks  *webhooks.Dispatcher
 }
 
 type envOption func(*envConfig)
@@ -41,7 +43,23 @@ type envConfig struct {
 	start      time.Time
 	bodyLimit  int64
 	violations bool
+	realClock  bool
+	endpoints  []paymock.WebhookEndpoint
+	retry      []time.Duration
+	scenarios  *scenarios.Set
 }
+
+// withRealClock runs the merchants' clocks on real time (default: frozen
+// at testStart, moved only by advance).
+func withRealClock() envOption { return func(c *envConfig) { c.realClock = true } }
+
+// withWebhooks sends every merchant's events to endpoints, retrying on the
+// given schedule.
+func withWebhooks(retry []time.Duration, eps ...paymock.WebhookEndpoint) envOption {
+	return func(c *envConfig) { c.endpoints, c.retry = eps, retry }
+}
+
+func withScenarios(set *scenarios.Set) envOption { return func(c *envConfig) { c.scenarios = set } }
 
 func withMerchants(ms ...paymock.Merchant) envOption {
 	return func(c *envConfig) { c.merchants = ms }
@@ -66,21 +84,43 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clocks, err := scenarios.NewClocks(scenarios.ClockConfig{Mode: scenarios.ClockFrozen, Start: cfg.start})
+	clockCfg := scenarios.ClockConfig{Mode: scenarios.ClockFrozen, Start: cfg.start}
+	if cfg.realClock {
+		clockCfg = scenarios.ClockConfig{Mode: scenarios.ClockReal}
+	}
+	clocks, err := scenarios.NewClocks(clockCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &logBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	store := paymock.NewMemoryStore()
+	ids := paymock.NewIDs(nil)
+	sched := scenarios.NewScheduler(clocks)
+	sched.Start()
+	t.Cleanup(sched.Stop)
+	hooks, err := webhooks.New(webhooks.Config{Logger: logger, Scheduler: sched, Clock: clocks,
+		DefaultEndpoints: cfg.endpoints, Retry: cfg.retry, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks.Start()
+	t.Cleanup(func() { _ = hooks.Close(context.Background()) })
+	engine, err := scenarios.NewEngine(scenarios.Config{Logger: logger, Store: store, Clocks: clocks, Scheduler: sched,
+		IDs: ids, Webhooks: hooks, Scenarios: cfg.scenarios})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewUnstartedServer(nil)
 	s, err := New(Config{
-		Logger:    slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:    logger,
 		Store:     store,
 		Merchants: ms,
-		IDs:       paymock.NewIDs(nil),
+		IDs:       ids,
 		Clock:     clocks,
 		PublicURL: "http://" + srv.Listener.Addr().String(),
 		BodyLimit: cfg.bodyLimit,
+		Lifecycle: engine,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +128,7 @@ func newEnv(t *testing.T, opts ...envOption) *testEnv {
 	srv.Config.Handler = s
 	srv.Start()
 	t.Cleanup(srv.Close)
-	env := &testEnv{t: t, srv: srv, URL: srv.URL, store: store, clocks: clocks, logs: logs}
+	env := &testEnv{t: t, srv: srv, URL: srv.URL, store: store, clocks: clocks, logs: logs, hooks: hooks}
 	var rt http.RoundTripper = &validatingTransport{t: t, next: http.DefaultTransport, spec: loadSpec(t)}
 	if cfg.violations {
 		rt = http.DefaultTransport
@@ -126,8 +166,8 @@ func (l *logBuffer) String() string {
 }
 
 type spec struct {
-	doc    *openapi3.T
-	router routers.Router
+	router  routers.Router
+	sandbox routers.Router
 }
 
 var (
@@ -138,13 +178,21 @@ var (
 
 func loadSpec(t *testing.T) *spec {
 	specOnce.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromData(paymock.OpenAPI)
-		if err != nil {
-			specErr = err
-			return
+		specVal = &spec{}
+		for name, r := range map[string]*routers.Router{"../openapi.yaml": &specVal.router, "../sandbox/openapi.yaml": &specVal.sandbox} {
+			// Loaded from disk, as a client generator would read them.
+			loader := openapi3.NewLoader()
+			loader.IsExternalRefsAllowed = true
+			doc, err := loader.LoadFromFile(name)
+			if err != nil {
+				specErr = err
+				return
+			}
+			if *r, err = gorillamux.NewRouter(doc); err != nil {
+				specErr = err
+				return
+			}
 		}
-		r, err := gorillamux.NewRouter(doc)
-		specVal, specErr = &spec{doc: doc, router: r}, err
 	})
 	if specErr != nil {
 		t.Fatal(specErr)
@@ -180,10 +228,16 @@ func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	if resp.StatusCode >= 500 {
 		v.t.Errorf("%s %s answered %d: %s", req.Method, req.URL.Path, resp.StatusCode, body)
 	}
-	if !strings.HasPrefix(req.URL.Path, "/api/") {
+	var router routers.Router
+	switch {
+	case strings.HasPrefix(req.URL.Path, "/api/"):
+		router = v.spec.router
+	case strings.HasPrefix(req.URL.Path, "/_sandbox/") && req.URL.Path != "/_sandbox/openapi.yaml":
+		router = v.spec.sandbox
+	default:
 		return resp, nil
 	}
-	route, params, ferr := v.spec.router.FindRoute(req)
+	route, params, ferr := router.FindRoute(req)
 	if ferr != nil {
 		// Unknown routes and methods: the answer must still be an Error.
 		var e map[string]any

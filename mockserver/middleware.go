@@ -79,8 +79,13 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 // contractFor returns the document that governs a path, or nil for paths
 // outside every contract (health, the document itself, pages).
 func (s *Server) contractFor(path string) *contract {
-	if strings.HasPrefix(path, "/api/") {
+	switch {
+	case strings.HasPrefix(path, "/api/"):
 		return s.api
+	case path == "/_sandbox/openapi.yaml":
+		return nil
+	case strings.HasPrefix(path, "/_sandbox/"):
+		return s.sandbox
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/scenarios"
 )
 
 // Paths of the hosted pages, relative to the public URL.
@@ -51,7 +52,25 @@ func (s *Server) createPayment(c *echo.Context) error {
 	if err := s.store.Insert(ctx, p); err != nil {
 		return fmt.Errorf("store payment: %w", err)
 	}
+	trigger := scenarios.Trigger{}
+	if req.PaymentMethod != nil && req.PaymentMethod.Card != nil {
+		trigger.CardNumber = req.PaymentMethod.Card.Number
+	}
+	trigger.MetadataScenario = metadataScenario(req.Metadata)
+	s.lifecycle.Created(ctx, m, p, trigger)
 	return s.writePayment(c, http.StatusCreated, p)
+}
+
+// metadataScenario is the string under metadata's "scenario" key, if any.
+func metadataScenario(raw json.RawMessage) string {
+	var md struct {
+		Scenario any `json:"scenario"`
+	}
+	if json.Unmarshal(raw, &md) != nil {
+		return ""
+	}
+	s, _ := md.Scenario.(string)
+	return s
 }
 
 func (s *Server) retrievePayment(c *echo.Context) error {

@@ -48,7 +48,7 @@ func TestCreate_ReturnsFullPendingPayment(t *testing.T) {
 func TestCreate_ReturnsMetadataExactlyAsSent(t *testing.T) {
 	env := newEnv(t)
 	raw := `{"amount":1,"currency":"EUR","customer":{"email":"a@b.co","name":"A"},"description":"d","expires_in":60,` +
-		`"metadata":{"z":1,"a":{"n":[1,"two",null,1.50]},"big":12345678901234567890},` +
+		`"metadata":{"z":1,"a":{"n":[1,"two",null,1.50]},"big":12345678901234567890,"q":"a&b<c>"},` +
 		`"success_url":"https://x.example/s","cancel_url":"https://x.example/c","mcc":1}`
 	req, _ := http.NewRequest("POST", env.URL+"/api/v1/payments", strings.NewReader(raw))
 	req.Header.Set("Authorization", "Bearer "+keyA)
@@ -62,7 +62,7 @@ func TestCreate_ReturnsMetadataExactlyAsSent(t *testing.T) {
 	if _, err := fmt.Fprint(&sb, readAll(t, resp)); err != nil {
 		t.Fatal(err)
 	}
-	want := `"metadata":{"z":1,"a":{"n":[1,"two",null,1.50]},"big":12345678901234567890}`
+	want := `"metadata":{"z":1,"a":{"n":[1,"two",null,1.50]},"big":12345678901234567890,"q":"a&b<c>"}`
 	if !strings.Contains(sb.String(), want) {
 		t.Errorf("metadata not returned as sent:\n%s\nwant %s", sb.String(), want)
 	}

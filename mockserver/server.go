@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/scenarios"
 )
 
 // Authenticator maps a bearer key to its merchant.
@@ -44,6 +45,8 @@ type Config struct {
 	PublicURL string
 	// BodyLimit is the largest request body in bytes; 0 means 1 MiB.
 	BodyLimit int64
+	// Lifecycle moves payments to their outcomes and emits their events.
+	Lifecycle *scenarios.Engine
 }
 
 // Server is the paymock HTTP handler.
@@ -57,6 +60,8 @@ type Server struct {
 	publicURL string
 	bodyLimit int64
 	api       *contract
+	sandbox   *contract
+	lifecycle *scenarios.Engine
 }
 
 // ServeHTTP implements http.Handler.
@@ -64,8 +69,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // New builds the server: the contract is loaded and compiled here, once.
 func New(cfg Config) (*Server, error) {
-	if cfg.Store == nil || cfg.Merchants == nil || cfg.IDs == nil || cfg.Clock == nil {
-		return nil, errors.New("mockserver: Store, Merchants, IDs and Clock are required")
+	if cfg.Store == nil || cfg.Merchants == nil || cfg.IDs == nil || cfg.Clock == nil || cfg.Lifecycle == nil {
+		return nil, errors.New("mockserver: Store, Merchants, IDs, Clock and Lifecycle are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -76,7 +81,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://localhost:8080"
 	}
-	api, err := loadContract(paymock.OpenAPI)
+	api, err := loadContract(paymock.Documents, "openapi.yaml")
+	if err != nil {
+		return nil, err
+	}
+	sandbox, err := loadContract(paymock.Documents, "sandbox/openapi.yaml")
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +98,8 @@ func New(cfg Config) (*Server, error) {
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		bodyLimit: cfg.BodyLimit,
 		api:       api,
+		sandbox:   sandbox,
+		lifecycle: cfg.Lifecycle,
 	}
 	e := echo.NewWithConfig(echo.Config{Logger: cfg.Logger})
 	e.HTTPErrorHandler = func(c *echo.Context, err error) { s.writeError(c, err) }
@@ -99,6 +110,15 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/api/v1/payments", s.createPayment)
 	e.GET("/api/v1/payments", s.listPayments)
 	e.GET("/api/v1/payments/:id", s.retrievePayment)
+	e.GET("/_sandbox/openapi.yaml", s.sandboxOpenAPI)
+	e.POST("/_sandbox/payments/:id/complete", s.transition(paymock.StatusCompleted))
+	e.POST("/_sandbox/payments/:id/fail", s.transition(paymock.StatusFailed))
+	e.POST("/_sandbox/payments/:id/expire", s.transition(paymock.StatusExpired))
+	e.GET("/_sandbox/clock", s.getClock)
+	e.POST("/_sandbox/clock/advance", s.advanceClock)
+	e.GET("/_sandbox/events", s.listEvents)
+	e.POST("/_sandbox/events/:id/redeliver", s.redeliver)
+	e.POST("/_sandbox/reset", s.reset)
 	e.GET(checkoutPath+":id", s.page)
 	e.GET(threeDSPath+":id", s.page)
 	s.handler = e

@@ -14,9 +14,9 @@ fi
 echo "== go vet"
 go vet ./...
 
-echo "== lint openapi.yaml"
+echo "== lint openapi.yaml and sandbox/openapi.yaml"
 # Pinned so that a new linter release cannot turn CI red on its own.
-npx --yes @redocly/cli@2.77.0 lint --format=stylish openapi.yaml
+npx --yes @redocly/cli@2.77.0 lint --format=stylish openapi.yaml sandbox/openapi.yaml
 
 echo "== go test -race"
 go test -race -count=1 ./... "$@"

@@ -1,0 +1,92 @@
+// The sandbox control API: outcomes, the merchant's clock, events and
+// reset. Handlers decode, call the lifecycle engine and encode.
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
+)
+
+func (s *Server) sandboxOpenAPI(c *echo.Context) error {
+	return c.Blob(http.StatusOK, "application/yaml", paymock.SandboxOpenAPI)
+}
+
+// transition is the handler of one outcome call.
+func (s *Server) transition(to paymock.Status) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		p, err := s.lifecycle.Transition(c.Request().Context(), merchantOf(c), pathParam(c, "id"), to)
+		if err != nil {
+			return err
+		}
+		return s.writePayment(c, http.StatusOK, p)
+	}
+}
+
+type clockJSON struct {
+	Now   string `json:"now"`
+	Mode  string `json:"mode"`
+	Fired *int   `json:"fired,omitempty"`
+}
+
+func (s *Server) getClock(c *echo.Context) error {
+	m := merchantOf(c)
+	return c.JSON(http.StatusOK, clockJSON{Now: paymock.FormatTime(s.lifecycle.Now(m)), Mode: string(s.lifecycle.ClockMode())})
+}
+
+func (s *Server) advanceClock(c *echo.Context) error {
+	var req struct {
+		Seconds int64 `json:"seconds"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(c.Get(keyBody).([]byte))).Decode(&req); err != nil {
+		return fmt.Errorf("decode a validated advance body: %w", err)
+	}
+	m := merchantOf(c)
+	now, fired, err := s.lifecycle.Advance(c.Request().Context(), m, time.Duration(req.Seconds)*time.Second)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, clockJSON{Now: paymock.FormatTime(now), Mode: string(s.lifecycle.ClockMode()), Fired: &fired})
+}
+
+func (s *Server) listEvents(c *echo.Context) error {
+	page, err := queryInt(c, "page", 1)
+	if err != nil {
+		return err
+	}
+	perPage, err := queryInt(c, "per_page", defaultPerPage)
+	if err != nil {
+		return err
+	}
+	pg := paymock.PageOf(page, perPage)
+	items, total := s.lifecycle.Events(merchantOf(c), pg.Offset, pg.Limit)
+	return c.JSON(http.StatusOK, map[string]any{
+		"items":      items,
+		"pagination": pagination{Page: page, PerPage: perPage, TotalItems: int64(total), TotalPages: paymock.TotalPages(total, perPage)},
+	})
+}
+
+func (s *Server) redeliver(c *echo.Context) error {
+	id := pathParam(c, "id")
+	rec, err := s.lifecycle.Redeliver(c.Request().Context(), merchantOf(c), id)
+	if errors.Is(err, paymock.ErrNotFound) {
+		return &paymock.Error{Type: paymock.NotFound, Code: "resource_missing", Message: "no such event: '" + id + "'", Param: "id"}
+	}
+	if err != nil {
+		return fmt.Errorf("redeliver: %w", err)
+	}
+	return c.JSON(http.StatusAccepted, rec)
+}
+
+func (s *Server) reset(c *echo.Context) error {
+	if err := s.lifecycle.Reset(c.Request().Context(), merchantOf(c)); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
