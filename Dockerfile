@@ -1,0 +1,26 @@
+# paymock: a static binary on a distroless base, running as non-root.
+#
+#   docker build -t paymock --build-arg VERSION=v0.1.0 .
+#   docker run --rm -p 8080:8080 paymock --api-key sk_test_123
+#
+# Every flag can also be given as a PAYMOCK_* environment variable
+# (see "paymock -h").
+
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+# Modules first, so that the download layer is reused while only code changes.
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/paymock ./cmd/paymock
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/paymock /paymock
+USER nonroot
+EXPOSE 8080
+ENV PAYMOCK_ADDR=:8080
+# No shell or curl in the image: the binary checks itself (GET /healthz on
+# the port of PAYMOCK_ADDR).
+HEALTHCHECK --interval=10s --timeout=3s CMD ["/paymock", "healthcheck"]
+ENTRYPOINT ["/paymock"]
