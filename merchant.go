@@ -62,13 +62,14 @@ type keyEntry struct {
 type Merchants struct {
 	open   bool
 	byHash map[[32]byte]keyEntry
+	byID   map[string]*Merchant
 	mu     sync.Mutex // guards byHash in open mode, where merchants appear on first use
 	list   []*Merchant
 }
 
 // NewMerchants builds the key map. An empty list means open mode.
 func NewMerchants(list []Merchant) (*Merchants, error) {
-	ms := &Merchants{open: len(list) == 0, byHash: make(map[[32]byte]keyEntry)}
+	ms := &Merchants{open: len(list) == 0, byHash: make(map[[32]byte]keyEntry), byID: make(map[string]*Merchant)}
 	names := make(map[string]bool)
 	for i := range list {
 		m := list[i]
@@ -96,6 +97,7 @@ func NewMerchants(list []Merchant) (*Merchants, error) {
 			ms.byHash[h] = keyEntry{key: []byte(k), merchant: mp}
 		}
 		ms.list = append(ms.list, mp)
+		ms.byID[mp.ID] = mp
 	}
 	return ms, nil
 }
@@ -105,6 +107,14 @@ func (ms *Merchants) Open() bool { return ms.open }
 
 // Configured returns the configured merchants (none in open mode).
 func (ms *Merchants) Configured() []*Merchant { return ms.list }
+
+// ByID returns a merchant by its id (for pages, which carry no key).
+func (ms *Merchants) ByID(id string) (*Merchant, bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	m, ok := ms.byID[id]
+	return m, ok
+}
 
 // ErrUnknownKey is returned for a well-formed key that no merchant has.
 var ErrUnknownKey = errors.New("unknown api key")
@@ -127,6 +137,7 @@ func (ms *Merchants) Authenticate(key string) (*Merchant, error) {
 		if !ok {
 			e = keyEntry{key: []byte(key), merchant: openMerchant(h)}
 			ms.byHash[h] = e
+			ms.byID[e.merchant.ID] = e.merchant
 		}
 		return e.merchant, nil
 	}

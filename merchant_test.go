@@ -309,3 +309,24 @@ func TestMerchant_Account(t *testing.T) {
 		}
 	}
 }
+
+func TestMerchants_ByIDFindsConfiguredAndOpenMerchants(t *testing.T) {
+	conf, err := NewMerchants([]Merchant{{Name: "acme", APIKeys: []string{"sk_acme"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := conf.ByID("acme"); !ok || m.Name != "acme" {
+		t.Errorf("configured: %v %v", m, ok)
+	}
+	if _, ok := conf.ByID("nobody"); ok {
+		t.Error("found an unknown merchant")
+	}
+	open, _ := NewMerchants(nil)
+	m, err := open.Authenticate("sk_open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := open.ByID(m.ID); !ok || got != m {
+		t.Errorf("open: %v %v", got, ok)
+	}
+}

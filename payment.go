@@ -91,6 +91,9 @@ type Payment struct {
 	UpdatedAt     time.Time
 	ExpiresAt     time.Time
 	CompletedAt   time.Time // zero until completed
+	// Declines3DS marks a payment made with the 3DS-declined test card: its
+	// 3DS page fails it whatever the customer chooses. Never sent.
+	Declines3DS bool
 }
 
 // Encoding selects among the wire forms the spec allows, so that clients can

@@ -16,6 +16,9 @@ type Store interface {
 	Insert(ctx context.Context, p Payment) error
 	// Get returns a snapshot of one payment.
 	Get(ctx context.Context, merchantID, id string) (Payment, error)
+	// Locate finds a payment by id alone, for the hosted pages, which a
+	// customer reaches with no API key: ids are unguessable for this.
+	Locate(ctx context.Context, id string) (Payment, error)
 	// List returns up to limit payments, newest first, skipping offset of
 	// them, and the merchant's total count.
 	List(ctx context.Context, merchantID string, offset, limit int) ([]Payment, int, error)
@@ -34,6 +37,7 @@ type Store interface {
 type MemoryStore struct {
 	mu    sync.RWMutex
 	books map[string]*book
+	owner sync.Map // payment id -> merchant id, for Locate
 }
 
 // book is one merchant's payments: an index by id and the creation order,
@@ -76,7 +80,17 @@ func (s *MemoryStore) Insert(_ context.Context, p Payment) error {
 	}
 	b.byID[p.ID] = len(b.order)
 	b.order = append(b.order, p)
+	s.owner.Store(p.ID, p.MerchantID)
 	return nil
+}
+
+// Locate implements Store.
+func (s *MemoryStore) Locate(ctx context.Context, id string) (Payment, error) {
+	m, ok := s.owner.Load(id)
+	if !ok {
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+	}
+	return s.Get(ctx, m.(string), id)
 }
 
 // Get implements Store.
@@ -163,6 +177,9 @@ func (s *MemoryStore) Reset(_ context.Context, merchantID string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for id := range b.byID {
+		s.owner.Delete(id)
+	}
 	b.byID = make(map[string]int)
 	b.order = nil
 	b.customers = make(map[string]string)

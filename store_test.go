@@ -562,3 +562,28 @@ func TestMemoryStore_Reset(t *testing.T) {
 		t.Errorf("Reset of an unknown merchant: %v", err)
 	}
 }
+
+func TestMemoryStore_LocateFindsAnyMerchantsPaymentByID(t *testing.T) {
+	s := NewMemoryStore()
+	ctx := t.Context()
+	for _, p := range []Payment{{ID: "pay_a", MerchantID: "m1"}, {ID: "pay_b", MerchantID: "m2"}} {
+		if err := s.Insert(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, m := range map[string]string{"pay_a": "m1", "pay_b": "m2"} {
+		p, err := s.Locate(ctx, id)
+		if err != nil || p.MerchantID != m {
+			t.Errorf("Locate(%s) = %+v, %v", id, p, err)
+		}
+	}
+	if _, err := s.Locate(ctx, "pay_none"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+	if err := s.Reset(ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Locate(ctx, "pay_a"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("after reset: %v", err)
+	}
+}

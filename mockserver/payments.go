@@ -49,6 +49,10 @@ func (s *Server) createPayment(c *echo.Context) error {
 	}
 	customer := paymock.Customer{ID: cusID, Email: req.Customer.Email, Name: req.Customer.Name}
 	p := paymock.NewPayment(v, m, id, customer, s.publicURL+page+id, now)
+	if req.PaymentMethod != nil && req.PaymentMethod.Card != nil {
+		c, _ := scenarios.CardFor(req.PaymentMethod.Card.Number)
+		p.Declines3DS = c.DeclineOn3DS
+	}
 	if err := s.store.Insert(ctx, p); err != nil {
 		return fmt.Errorf("store payment: %w", err)
 	}

@@ -15,9 +15,11 @@ import (
 	"github.com/paymock/paymock/scenarios"
 )
 
-// Authenticator maps a bearer key to its merchant.
+// Authenticator maps a bearer key to its merchant, and a merchant id back
+// to the merchant (for the hosted pages, which carry no key).
 type Authenticator interface {
 	Authenticate(key string) (*paymock.Merchant, error)
+	ByID(id string) (*paymock.Merchant, bool)
 }
 
 // IDGenerator makes prefixed ids ("pay" -> "pay_...").
