@@ -26,7 +26,7 @@ import (
 
 // testEnv is one running server and what a test needs to talk to it.
 type testEnv struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	URL    string
 	client *http.Client
@@ -74,7 +74,7 @@ func expectingViolations() envOption { return func(c *envConfig) { c.violations 
 // testStart is the frozen instant every test clock starts at.
 var testStart = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
-func newEnv(t *testing.T, opts ...envOption) *testEnv {
+func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	t.Helper()
 	cfg := envConfig{start: testStart}
 	for _, o := range opts {
@@ -176,7 +176,7 @@ var (
 	specErr  error
 )
 
-func loadSpec(t *testing.T) *spec {
+func loadSpec(t testing.TB) *spec {
 	specOnce.Do(func() {
 		specVal = &spec{}
 		for name, r := range map[string]*routers.Router{"../openapi.yaml": &specVal.router, "../sandbox/openapi.yaml": &specVal.sandbox} {
@@ -204,7 +204,7 @@ func loadSpec(t *testing.T) *spec {
 // that every answer to an API call is one the contract declares, and that
 // no answer is a 500.
 type validatingTransport struct {
-	t    *testing.T
+	t    testing.TB
 	next http.RoundTripper
 	spec *spec
 }
@@ -336,7 +336,7 @@ func withCard(body map[string]any) map[string]any {
 }
 
 // errorOf returns the error object of an answer.
-func errorOf(t *testing.T, body map[string]any) map[string]any {
+func errorOf(t testing.TB, body map[string]any) map[string]any {
 	t.Helper()
 	e, ok := body["error"].(map[string]any)
 	if !ok {
@@ -345,7 +345,7 @@ func errorOf(t *testing.T, body map[string]any) map[string]any {
 	return e
 }
 
-func readAll(t *testing.T, resp *http.Response) string {
+func readAll(t testing.TB, resp *http.Response) string {
 	t.Helper()
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)

@@ -26,7 +26,7 @@ type delivery struct {
 // receiver is a webhook endpoint that verifies every delivery with the
 // Standard Webhooks reference library and answers per a script.
 type receiver struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 	wh  *standardwebhooks.Webhook
 
@@ -37,7 +37,7 @@ type receiver struct {
 	notify   chan delivery
 }
 
-func newReceiver(t *testing.T, answer func(attempt int) int) *receiver {
+func newReceiver(t testing.TB, answer func(attempt int) int) *receiver {
 	t.Helper()
 	wh, err := standardwebhooks.NewWebhook(testSecret)
 	if err != nil {
