@@ -3,6 +3,8 @@ module github.com/paymock/paymock
 go 1.26.8
 
 require (
+	github.com/brianvoe/gofakeit/v7 v7.18.1
+	github.com/chromedp/chromedp v0.23.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/labstack/echo/v5 v5.3.1
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
@@ -10,6 +12,8 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/gorilla/mux v1.8.0 // indirect

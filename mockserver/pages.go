@@ -1,39 +1,473 @@
 // Hosted pages: where next_action.url and payment_link send the customer.
+//
+// A payment has exactly one page: the checkout page when it was created
+// without a card, the 3DS page when it was created with one. The page is
+// reached by the payment id alone (ids are unguessable; the customer has no
+// API key). GET only shows; every state change is a POSTed form that goes
+// through the lifecycle engine, exactly like the sandbox control API, and
+// is answered with a 303 to the merchant's success_url or cancel_url.
+//
+// Pages are HTML, rendered from embedded templates, with embedded CSS and
+// no JavaScript; nothing is loaded from anywhere else. Their errors are
+// HTML pages too, never the JSON errors of the API.
 package mockserver
 
 import (
-	"fmt"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"html/template"
+	"io/fs"
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/scenarios"
 )
 
-// pageTmpl is the interim page: it names the payment and its state. The
-// interactive checkout and 3DS pages replace it.
-var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>{{.Title}} · paymock</title></head>
-<body><main><h1>{{.Title}}</h1><p>Payment <code>{{.ID}}</code></p>
-<p>This hosted page is a placeholder in this paymock version; use the sandbox API to set the outcome.</p></main></body></html>
-`))
+// Page paths besides the two page kinds' own (checkoutPath, threeDSPath).
+const (
+	pageCSSPath = "/assets/page.css"
+	// maxPageForm bounds a page's form post; the real one is ~100 bytes.
+	maxPageForm = 16 << 10
+)
 
-// page serves a hosted page by payment id alone: the id is unguessable, and
-// the customer has no API key. It never changes anything.
-func (s *Server) page(c *echo.Context) error {
-	id := c.Param("id")
+// pageKind is one of the two hosted pages.
+type pageKind string
+
+const (
+	checkoutPage pageKind = "checkout"
+	threeDSPage  pageKind = "3ds"
+)
+
+func (k pageKind) path() string {
+	if k == threeDSPage {
+		return threeDSPath
+	}
+	return checkoutPath
+}
+
+// of reports whether p is a payment whose page is of kind k: a payment
+// with a card has the 3DS page, one without the checkout page.
+func (k pageKind) of(p paymock.Payment) bool {
+	return (p.PaymentMethod != nil) == (k == threeDSPage)
+}
+
+// pageAction is one button of a page: what it does to the payment and
+// where it sends the customer.
+type pageAction struct {
+	to      paymock.Status // "" leaves the payment as it is
+	success bool           // true: success_url; false: cancel_url
+}
+
+// actionFor is the effect of a button on a payment. The 3DS-declined test
+// card turns approve into a decline.
+func actionFor(k pageKind, action string, p paymock.Payment) (pageAction, bool) {
+	switch k {
+	case checkoutPage:
+		switch action {
+		case "pay":
+			return pageAction{to: paymock.StatusCompleted, success: true}, true
+		case "cancel":
+			return pageAction{}, true
+		case "fail":
+			return pageAction{to: paymock.StatusFailed}, true
+		}
+	case threeDSPage:
+		switch action {
+		case "approve":
+			if p.Declines3DS {
+				return pageAction{to: paymock.StatusFailed}, true
+			}
+			return pageAction{to: paymock.StatusCompleted, success: true}, true
+		case "decline":
+			return pageAction{to: paymock.StatusFailed}, true
+		}
+	}
+	return pageAction{}, false
+}
+
+// pageState is what the pages keep per server: the key of their form
+// tokens, random per server start.
+type pageState struct {
+	key []byte
+}
+
+func newPageState() *pageState {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // never fails: crypto/rand crashes the program instead
+	return &pageState{key: key}
+}
+
+// token is the form token of a payment's page: an HMAC of the page kind
+// and the payment id under the server's key. Only a page this server
+// rendered carries it, and another site cannot read the page, so a form
+// built there cannot post. A restart changes the key: an old form is
+// refused and the customer reloads.
+func (ps *pageState) token(k pageKind, id string) string {
+	mac := hmac.New(sha256.New, ps.key)
+	mac.Write([]byte("paymock page token\x00" + string(k) + "\x00" + id))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// validToken compares a posted token with the expected one in constant time.
+func (ps *pageState) validToken(k pageKind, id, got string) bool {
+	return hmac.Equal([]byte(ps.token(k, id)), []byte(got))
+}
+
+//go:embed templates
+var pageFiles embed.FS
+
+var (
+	pageTemplates = parsePageTemplates()
+	pageCSS       = mustRead(pageFiles, "templates/page.css")
+	// pageCSSURL carries a digest of the CSS, so a browser never shows a
+	// page with the stylesheet of another paymock version.
+	pageCSSURL = func() string {
+		sum := sha256.Sum256(pageCSS)
+		return pageCSSPath + "?v=" + hex.EncodeToString(sum[:6])
+	}()
+)
+
+// parsePageTemplates builds one template per page: the layout with the
+// page's own content block.
+func parsePageTemplates() map[string]*template.Template {
+	layout := template.Must(template.New("layout.html").ParseFS(pageFiles, "templates/layout.html"))
+	out := make(map[string]*template.Template)
+	for _, name := range []string{"checkout", "threeds", "status", "message", "redirect"} {
+		t := template.Must(layout.Clone())
+		out[name] = template.Must(t.ParseFS(pageFiles, "templates/"+name+".html"))
+	}
+	return out
+}
+
+func mustRead(fsys fs.FS, name string) []byte {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// pageHeaders are sent with every page answer. The CSP allows the page's
+// own stylesheet and nothing else; form-action is open because the form's
+// 303 goes to the merchant's URLs, wherever they are.
+var pageHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action *; base-uri 'none'; frame-ancestors 'none'",
+	"X-Frame-Options":         "DENY",
+	"Referrer-Policy":         "no-referrer",
+	"Cache-Control":           "no-store",
+	"X-Content-Type-Options":  "nosniff",
+}
+
+// crossOrigin rejects form posts that a browser says come from another
+// site: by Sec-Fetch-Site, or by an Origin that is not the request's Host.
+var crossOrigin = http.NewCrossOriginProtection()
+
+// pageView is everything a page template shows.
+type pageView struct {
+	Title    string
+	CSS      string
+	Merchant string
+	Initial  string // the merchant's initial, its stand-in logo
+	ID       string
+	// The payment.
+	Description   string
+	Amount        string
+	Currency      string
+	CustomerName  string
+	CustomerEmail string
+	// Pending payments: the form and the time left.
+	Action      string // the form's action URL
+	Token       string
+	ExpiresIn   string
+	ExpiresAt   string // wire form, for <time datetime>
+	ExpiresText string // for a person
+	Frozen      bool   // the merchant's clock is frozen
+	Card        *cardView
+	Declines3DS bool
+	// Final payments: the outcome.
+	Status     string // completed, failed, expired
+	StatusText string
+	When       string
+	Refused    bool // a post on a final payment: nothing was changed
+	// Error pages.
+	Code    int
+	Heading string
+	Message string
+	// The 303 answer's body.
+	Location string
+}
+
+type cardView struct {
+	Brand  string
+	Last4  string
+	Expiry string
+}
+
+// pageShow serves a page: the form while the payment is pending, its
+// outcome once it is final. It never changes anything.
+func (s *Server) pageShow(k pageKind) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		ctx := c.Request().Context()
+		p, m, ok := s.pagePayment(ctx, k, c.Param("id"))
+		if !ok {
+			return s.pageNotFound(c)
+		}
+		now := s.lifecycle.Now(m)
+		if p.Status == paymock.StatusPending && now.Before(p.ExpiresAt) {
+			return s.renderPage(c, http.StatusOK, pageTemplateOf(k), s.pendingView(k, p, m, now))
+		}
+		return s.renderPage(c, http.StatusOK, "status", s.statusView(p, m, now, false))
+	}
+}
+
+func pageTemplateOf(k pageKind) string {
+	if k == threeDSPage {
+		return "threeds"
+	}
+	return "checkout"
+}
+
+// pageAct handles a page's form: checks that the post comes from the page,
+// moves the payment through the lifecycle engine and sends the customer
+// on to the merchant.
+func (s *Server) pageAct(k pageKind) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		r := c.Request()
+		ctx := r.Context()
+		p, m, ok := s.pagePayment(ctx, k, c.Param("id"))
+		if !ok {
+			return s.pageNotFound(c)
+		}
+		if err := s.sameOrigin(r); err != nil {
+			s.log.InfoContext(ctx, "page post refused: cross-origin", "payment", p.ID, "reason", err.Error())
+			return s.pageMessage(c, http.StatusForbidden, "Request refused",
+				"This form was sent from another site, so nothing was changed. Open the payment page itself and try again.")
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, maxPageForm)
+		if err := r.ParseForm(); err != nil {
+			return s.pageMessage(c, http.StatusBadRequest, "Request refused", "The form could not be read, so nothing was changed.")
+		}
+		if !s.pages.validToken(k, p.ID, r.PostForm.Get("token")) {
+			s.log.InfoContext(ctx, "page post refused: bad token", "payment", p.ID)
+			return s.pageMessage(c, http.StatusForbidden, "Request refused",
+				"This form is out of date or did not come from this page, so nothing was changed. Reload the page and try again.")
+		}
+		name := r.PostForm.Get("action")
+		act, ok := actionFor(k, name, p)
+		if !ok {
+			return s.pageMessage(c, http.StatusBadRequest, "Unknown action",
+				"This page has no such action, so nothing was changed. Go back to the page and choose one of its buttons.")
+		}
+		if p.Status.Final() {
+			return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, s.lifecycle.Now(m), true))
+		}
+		// Expired on the merchant's clock while the page was open, and the
+		// scheduler has not got to it yet: the expiry happens now, once, and
+		// the action is refused like on any final payment.
+		if !s.lifecycle.Now(m).Before(p.ExpiresAt) {
+			act, name = pageAction{to: paymock.StatusExpired}, "expire"
+		}
+		if act.to != "" {
+			after, err := s.lifecycle.Transition(ctx, m, p.ID, act.to)
+			if err != nil {
+				return s.pageTransitionFailed(c, m, p.ID, name, err)
+			}
+			s.log.DebugContext(ctx, "page action", "merchant", m.ID, "payment", p.ID, "page", string(k), "action", name, "to", act.to)
+			if act.to == paymock.StatusExpired {
+				return s.renderPage(c, http.StatusConflict, "status", s.statusView(after, m, s.lifecycle.Now(m), true))
+			}
+		} else {
+			s.log.DebugContext(ctx, "page action", "merchant", m.ID, "payment", p.ID, "page", string(k), "action", name)
+		}
+		if act.success {
+			return s.pageRedirect(c, p.SuccessURL)
+		}
+		return s.pageRedirect(c, p.CancelURL)
+	}
+}
+
+// pageTransitionFailed answers a refused transition: a payment that turned
+// out to be final already (a race with the scheduler or the control API)
+// shows its status page (409); one forgotten meanwhile (a reset) is 404.
+func (s *Server) pageTransitionFailed(c *echo.Context, m *paymock.Merchant, id, action string, err error) error {
+	ctx := c.Request().Context()
+	if de, ok := paymock.AsError(err); ok {
+		switch de.Type {
+		case paymock.Conflict:
+			if p, gerr := s.store.Get(ctx, m.ID, id); gerr == nil {
+				return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, s.lifecycle.Now(m), true))
+			}
+			return s.pageNotFound(c)
+		case paymock.NotFound:
+			return s.pageNotFound(c)
+		}
+	}
+	s.log.ErrorContext(ctx, "page action failed", "merchant", m.ID, "payment", id, "action", action, "error", err)
+	return s.pageMessage(c, http.StatusInternalServerError, "Something went wrong",
+		"paymock could not record this action. This is a paymock bug; the server log has the details.")
+}
+
+// sameOrigin refuses a post that a browser marks as cross-site, or whose
+// Origin is neither the request's host nor the public URL's origin.
+func (s *Server) sameOrigin(r *http.Request) error {
+	err := crossOrigin.Check(r)
+	if err == nil {
+		return nil
+	}
+	if o := r.Header.Get("Origin"); o != "" && o == originOf(s.publicURL) {
+		return nil
+	}
+	return err
+}
+
+// originOf is the scheme://host[:port] of an absolute URL.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// pagePayment finds the payment of a page. Unknown ids, ids of the other
+// page kind and payments whose merchant is gone are all "not found".
+func (s *Server) pagePayment(ctx context.Context, k pageKind, id string) (paymock.Payment, *paymock.Merchant, bool) {
+	p, err := s.store.Locate(ctx, id)
+	if err != nil {
+		if !errors.Is(err, paymock.ErrNotFound) {
+			s.log.ErrorContext(ctx, "locate payment for a page", "payment", id, "error", err)
+		}
+		return paymock.Payment{}, nil, false
+	}
+	if !k.of(p) {
+		return paymock.Payment{}, nil, false
+	}
+	m, ok := s.merchants.ByID(p.MerchantID)
+	if !ok {
+		return paymock.Payment{}, nil, false
+	}
+	return p, m, true
+}
+
+func (s *Server) baseView(title string) pageView {
+	return pageView{Title: title, CSS: pageCSSURL}
+}
+
+func (s *Server) paymentView(title string, p paymock.Payment, m *paymock.Merchant) pageView {
+	v := s.baseView(title)
+	v.Merchant = m.Name
+	v.Initial = initial(m.Name)
+	v.ID = p.ID
+	v.Description = p.Description
+	v.Amount = formatMoney(p.Amount, p.Currency)
+	v.Currency = string(p.Currency)
+	v.CustomerName = p.Customer.Name
+	v.CustomerEmail = p.Customer.Email
+	if pm := p.PaymentMethod; pm != nil {
+		v.Card = &cardView{Brand: brandName(pm.Card.Brand), Last4: pm.Card.Last4,
+			Expiry: twoDigits(pm.Card.ExpiryMonth) + "/" + twoDigits(pm.Card.ExpiryYear%100)}
+	}
+	return v
+}
+
+func (s *Server) pendingView(k pageKind, p paymock.Payment, m *paymock.Merchant, now time.Time) pageView {
 	title := "Checkout"
-	if strings.HasPrefix(c.Request().URL.Path, threeDSPath) {
-		title = "Card authentication"
+	if k == threeDSPage {
+		title = "Confirm your payment"
 	}
-	if !strings.HasPrefix(id, "pay_") || len(id) < 4+paymock.IDLength {
-		return withStatus(http.StatusNotFound, paymock.NotFound, "resource_missing", "no such payment")
+	v := s.paymentView(title, p, m)
+	v.Action = k.path() + p.ID
+	v.Token = s.pages.token(k, p.ID)
+	v.ExpiresIn = formatTimeLeft(p.ExpiresAt.Sub(now))
+	v.ExpiresAt = paymock.FormatTime(p.ExpiresAt)
+	v.ExpiresText = pageTime(p.ExpiresAt)
+	v.Frozen = s.lifecycle.ClockMode() == scenarios.ClockFrozen
+	v.Declines3DS = p.Declines3DS
+	return v
+}
+
+// statusView shows a final payment. A pending payment past its expiry on
+// the merchant's clock shows as expired: it is, the scheduler just has not
+// recorded it yet (and a GET does not do it for the scheduler).
+func (s *Server) statusView(p paymock.Payment, m *paymock.Merchant, now time.Time, refused bool) pageView {
+	status, when := p.Status, p.UpdatedAt
+	if status == paymock.StatusPending && !now.Before(p.ExpiresAt) {
+		status, when = paymock.StatusExpired, p.ExpiresAt
 	}
-	var b strings.Builder
-	if err := pageTmpl.Execute(&b, struct{ Title, ID string }{title, id}); err != nil {
-		return fmt.Errorf("render page: %w", err)
+	if status == paymock.StatusCompleted && !p.CompletedAt.IsZero() {
+		when = p.CompletedAt
 	}
-	return c.HTML(http.StatusOK, b.String())
+	v := s.paymentView("Payment "+string(status), p, m)
+	v.Status = string(status)
+	v.StatusText = "Payment " + string(status)
+	v.When = pageTime(when)
+	v.Refused = refused
+	return v
+}
+
+// initial is the first letter of a name, capitalised.
+func initial(name string) string {
+	for _, r := range name {
+		return strings.ToUpper(string(r))
+	}
+	return "?"
+}
+
+func twoDigits(n int) string {
+	return string([]byte{byte('0' + n/10%10), byte('0' + n%10)})
+}
+
+func (s *Server) pageNotFound(c *echo.Context) error {
+	return s.pageMessage(c, http.StatusNotFound, "Payment not found",
+		"There is no payment at this address. Check the link, or ask the shop for a new one.")
+}
+
+func (s *Server) pageMessage(c *echo.Context, status int, heading, msg string) error {
+	v := s.baseView(heading)
+	v.Code, v.Heading, v.Message = status, heading, msg
+	return s.renderPage(c, status, "message", v)
+}
+
+// pageRedirect sends the customer on to a merchant URL, exactly as the
+// merchant gave it.
+func (s *Server) pageRedirect(c *echo.Context, to string) error {
+	v := s.baseView("Redirecting")
+	v.Location = to
+	c.Response().Header().Set("Location", to)
+	return s.renderPage(c, http.StatusSeeOther, "redirect", v)
+}
+
+// renderPage writes a page with the security headers every page carries.
+func (s *Server) renderPage(c *echo.Context, status int, name string, v pageView) error {
+	var b bytes.Buffer
+	if err := pageTemplates[name].ExecuteTemplate(&b, "layout.html", v); err != nil {
+		s.log.ErrorContext(c.Request().Context(), "render page", "page", name, "error", err)
+		b.Reset()
+		b.WriteString(`<!doctype html><html lang="en"><meta charset="utf-8"><title>Error · paymock</title><h1>Something went wrong</h1><p>This page could not be shown. This is a paymock bug; the server log has the details.</p></html>`)
+		status = http.StatusInternalServerError
+	}
+	h := c.Response().Header()
+	for k, val := range pageHeaders {
+		h.Set(k, val)
+	}
+	return c.HTMLBlob(status, b.Bytes())
+}
+
+// pageAsset serves the pages' stylesheet.
+func (s *Server) pageAsset(c *echo.Context) error {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=86400")
+	h.Set("X-Content-Type-Options", "nosniff")
+	return c.Blob(http.StatusOK, "text/css; charset=utf-8", pageCSS)
 }
