@@ -12,16 +12,32 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/webhooks"
 )
 
 // benchServer is a server called in-process through its whole middleware
 // stack (contract check of request and response included), so the figures
 // are the server's own cost without loopback noise.
-func benchServer(b *testing.B) *Server {
+func benchServer(b *testing.B) *Server { return benchServerWith(b, 0) }
+
+// benchServerWith builds the bench server with a journal of journalSize
+// (negative: no journal).
+func benchServerWith(b *testing.B, journalSize int) *Server {
 	b.Helper()
 	ms, _ := paymock.NewMerchants(nil)
 	clocks, _ := scenarios.NewClocks(scenarios.ClockConfig{Mode: scenarios.ClockFrozen, Start: testStart})
-	s, err := New(Config{Store: paymock.NewMemoryStore(), Merchants: ms, IDs: paymock.NewIDs(nil), Clock: clocks})
+	store := paymock.NewMemoryStore()
+	ids := paymock.NewIDs(nil)
+	sched := scenarios.NewScheduler(clocks)
+	hooks, err := webhooks.New(webhooks.Config{Scheduler: sched, Clock: clocks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	engine, err := scenarios.NewEngine(scenarios.Config{Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Config{Store: store, Merchants: ms, IDs: ids, Clock: clocks, Lifecycle: engine, JournalSize: journalSize})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,11 +68,18 @@ func benchCreate(b *testing.B, s *Server, body []byte) string {
 }
 
 func BenchmarkCreate(b *testing.B) {
-	s := benchServer(b)
-	body, _ := json.Marshal(validCreate())
-	b.ReportAllocs()
-	for b.Loop() {
-		benchCreate(b, s, body)
+	for _, tc := range []struct {
+		name    string
+		journal int
+	}{{"journal=on", 0}, {"journal=off", -1}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := benchServerWith(b, tc.journal)
+			body, _ := json.Marshal(validCreate())
+			b.ReportAllocs()
+			for b.Loop() {
+				benchCreate(b, s, body)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/labstack/echo/v5"
@@ -18,6 +19,7 @@ const (
 	keyMerchant = "paymock.merchant"
 	keyBody     = "paymock.body"
 	keyParams   = "paymock.params"
+	keyVariant  = "paymock.variant"
 )
 
 // recorder holds a response until it has been checked against the
@@ -94,35 +96,43 @@ func (s *Server) contractFor(path string) *contract {
 // and lets the answer out only if it too satisfies the contract.
 func (s *Server) checkContract(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
+		start := time.Now()
 		w := c.Response()
 		rec := &recorder{header: make(http.Header)}
 		c.SetResponse(rec)
 		r := c.Request()
 		ct := s.contractFor(r.URL.Path)
+		reqID := s.ids.New("req")
 
 		var route *routers.Route
 		var params map[string]string
+		var m *paymock.Merchant
+		refused := false // by the contract check, before any handler ran
 		err := func() error {
 			if ct == nil {
 				return next(c)
 			}
 			var err error
 			if route, params, err = ct.match(r); err != nil {
+				refused = true
 				return err
 			}
-			var m *paymock.Merchant
 			if needsAuth(route) {
 				if m, err = authenticate(s.merchants, r.Header.Get("Authorization")); err != nil {
+					refused = true
 					return authFailure(err)
 				}
+				s.ensureSeeded(r.Context(), m)
 			}
 			var body []byte
 			if route.Operation.RequestBody != nil {
 				if body, err = readBody(r, s.bodyLimit); err != nil {
+					refused = true
 					return err
 				}
 			}
 			if err := ct.validateRequest(r.Context(), r, route, params, body, m); err != nil {
+				refused = true
 				return err
 			}
 			c.Set(keyMerchant, m)
@@ -135,9 +145,63 @@ func (s *Server) checkContract(next echo.HandlerFunc) echo.HandlerFunc {
 			s.writeError(c, err)
 		}
 		s.checkResponse(c, rec, ct, route, params)
+		rec.header.Set("Request-Id", reqID)
+		if ct != nil && s.journal != nil {
+			s.journalRequest(c, journalInput{id: reqID, start: start, route: route, merchant: m, status: rec.status,
+				err: err, refused: refused, counted: ct == s.api})
+		}
 		rec.flush(w)
 		return nil
 	}
+}
+
+// journalInput is what the journal needs of one finished request.
+type journalInput struct {
+	id       string
+	start    time.Time
+	route    *routers.Route
+	merchant *paymock.Merchant
+	status   int
+	err      error
+	refused  bool
+	counted  bool // a service API call, counted in the report
+}
+
+// journalRequest records a request in its merchant's journal. A request
+// refused before its key was checked is attributed to the key's merchant
+// when the key is good; with no good key it belongs to nobody.
+func (s *Server) journalRequest(c *echo.Context, in journalInput) {
+	r := c.Request()
+	m := in.merchant
+	if m == nil {
+		var err error
+		if m, err = authenticate(s.merchants, r.Header.Get("Authorization")); err != nil {
+			return
+		}
+	}
+	e := journalEntry{
+		ID:         in.id,
+		At:         paymock.FormatTime(s.clock.Now(m.ID)),
+		Method:     r.Method,
+		Path:       r.URL.Path,
+		Query:      r.URL.RawQuery,
+		Status:     in.status,
+		DurationMS: durationMS(time.Since(in.start)),
+	}
+	if v, ok := c.Get(keyVariant).(string); ok {
+		e.Variant = v
+	}
+	if in.route != nil {
+		e.Operation = in.route.Operation.OperationID
+	}
+	if in.refused && in.err != nil {
+		_, de := classify(in.err)
+		e.Violations = de.Violations
+		if len(e.Violations) == 0 {
+			e.Violations = []paymock.Violation{{Param: de.Param, Code: de.Code, Message: de.Message}}
+		}
+	}
+	s.journal.record(m.ID, e, in.refused, in.counted)
 }
 
 // checkResponse validates the recorded answer: against its operation when

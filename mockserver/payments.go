@@ -120,13 +120,14 @@ func (s *Server) listPayments(c *echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("list payments: %w", err)
 	}
+	enc := s.encoding(c)
 	var buf bytes.Buffer
 	buf.WriteString(`{"items":[`)
 	for i, p := range items {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		b, err := p.Encode(paymock.Encoding{})
+		b, err := p.Encode(enc)
 		if err != nil {
 			return fmt.Errorf("encode payment: %w", err)
 		}
@@ -156,8 +157,16 @@ func queryInt(c *echo.Context, name string, def int64) (int64, error) {
 	return n, nil
 }
 
+// encoding picks the wire form of this response and notes it for the
+// journal.
+func (s *Server) encoding(c *echo.Context) paymock.Encoding {
+	enc := s.variants.Next()
+	c.Set(keyVariant, enc.String())
+	return enc
+}
+
 func (s *Server) writePayment(c *echo.Context, status int, p paymock.Payment) error {
-	b, err := p.Encode(paymock.Encoding{})
+	b, err := p.Encode(s.encoding(c))
 	if err != nil {
 		return fmt.Errorf("encode payment: %w", err)
 	}

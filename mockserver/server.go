@@ -4,10 +4,12 @@
 package mockserver
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -49,6 +51,21 @@ type Config struct {
 	BodyLimit int64
 	// Lifecycle moves payments to their outcomes and emits their events.
 	Lifecycle *scenarios.Engine
+	// JournalSize is how many requests each merchant's journal keeps;
+	// 0 means DefaultJournalSize, and a negative size turns the journal
+	// (and so the report) off.
+	JournalSize int
+	// Variants picks the wire form of each payment sent; nil is the
+	// default form.
+	Variants *paymock.Variants
+	// Seeder, when set, preloads each merchant's store on its first
+	// authenticated request (--fake-payments).
+	Seeder Seeder
+}
+
+// Seeder makes the payments a merchant starts with.
+type Seeder interface {
+	Seed(ctx context.Context, m *paymock.Merchant, now time.Time, publicURL string) ([]paymock.Payment, error)
 }
 
 // Server is the paymock HTTP handler.
@@ -64,6 +81,12 @@ type Server struct {
 	api       *contract
 	sandbox   *contract
 	lifecycle *scenarios.Engine
+	pages     *pageState
+	journal   *journal
+	declared  []operationDecl // the service contract's operations, for the report
+	variants  *paymock.Variants
+	seeder    Seeder
+	seeded    sync.Map // merchant id -> *sync.Once
 }
 
 // ServeHTTP implements http.Handler.
@@ -102,7 +125,12 @@ func New(cfg Config) (*Server, error) {
 		api:       api,
 		sandbox:   sandbox,
 		lifecycle: cfg.Lifecycle,
+		journal:   newJournal(cfg.JournalSize), // nil when turned off
+		declared:  api.declaredOperations(),
+		variants:  cfg.Variants,
+		seeder:    cfg.Seeder,
 	}
+	s.pages = newPageState()
 	e := echo.NewWithConfig(echo.Config{Logger: cfg.Logger})
 	e.HTTPErrorHandler = func(c *echo.Context, err error) { s.writeError(c, err) }
 	e.Pre(s.checkContract, s.recoverPanics)
@@ -121,8 +149,13 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/_sandbox/events", s.listEvents)
 	e.POST("/_sandbox/events/:id/redeliver", s.redeliver)
 	e.POST("/_sandbox/reset", s.reset)
-	e.GET(checkoutPath+":id", s.page)
-	e.GET(threeDSPath+":id", s.page)
+	e.GET("/_sandbox/requests", s.listRequests)
+	e.GET("/_sandbox/report", s.getReport)
+	e.GET(checkoutPath+":id", s.pageShow(checkoutPage))
+	e.POST(checkoutPath+":id", s.pageAct(checkoutPage))
+	e.GET(threeDSPath+":id", s.pageShow(threeDSPage))
+	e.POST(threeDSPath+":id", s.pageAct(threeDSPage))
+	e.GET(pageCSSPath, s.pageAsset)
 	s.handler = e
 	return s, nil
 }
@@ -133,4 +166,35 @@ func (s *Server) healthz(c *echo.Context) error {
 
 func (s *Server) openapi(c *echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml", paymock.OpenAPI)
+}
+
+// ensureSeeded preloads a merchant's payments once, on its first
+// authenticated request: configured merchants and open-mode keys alike.
+func (s *Server) ensureSeeded(ctx context.Context, m *paymock.Merchant) {
+	if s.seeder == nil {
+		return
+	}
+	v, _ := s.seeded.LoadOrStore(m.ID, &sync.Once{})
+	v.(*sync.Once).Do(func() {
+		ps, err := s.seeder.Seed(ctx, m, s.clock.Now(m.ID), s.publicURL)
+		if err != nil {
+			s.log.ErrorContext(ctx, "fake payments not made", "merchant", m.ID, "error", err)
+			return
+		}
+		for _, p := range ps {
+			// The store learns the fake customers, so a later create with
+			// one of their emails gets the same customer id.
+			if _, err := s.store.CustomerID(ctx, m.ID, p.Customer.Email, func() string { return p.Customer.ID }); err != nil {
+				s.log.ErrorContext(ctx, "fake customer not stored", "merchant", m.ID, "error", err)
+			}
+			if err := s.store.Insert(ctx, p); err != nil {
+				s.log.ErrorContext(ctx, "fake payment not stored", "merchant", m.ID, "payment", p.ID, "error", err)
+				continue
+			}
+			if p.Status == paymock.StatusPending {
+				s.lifecycle.Created(ctx, m, p, scenarios.Trigger{})
+			}
+		}
+		s.log.InfoContext(ctx, "fake payments loaded", "merchant", m.ID, "count", len(ps))
+	})
 }

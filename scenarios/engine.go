@@ -28,6 +28,8 @@ type Config struct {
 	IDs       IDGenerator
 	Webhooks  *webhooks.Dispatcher
 	Scenarios *Set // from --scenarios; nil for built-ins and test cards only
+	// Variants picks the wire form of the payment in each event body.
+	Variants *paymock.Variants
 }
 
 // Engine moves payments from pending to their outcome. Every transition,
@@ -41,6 +43,7 @@ type Engine struct {
 	ids       IDGenerator
 	hooks     *webhooks.Dispatcher
 	scenarios *Set
+	variants  *paymock.Variants
 }
 
 // NewEngine returns the engine of cfg.
@@ -52,7 +55,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Engine{log: cfg.Logger, store: cfg.Store, clocks: cfg.Clocks, sched: cfg.Scheduler, ids: cfg.IDs,
-		hooks: cfg.Webhooks, scenarios: cfg.Scenarios}, nil
+		hooks: cfg.Webhooks, scenarios: cfg.Scenarios, variants: cfg.Variants}, nil
 }
 
 // Now is the merchant's current time.
@@ -110,7 +113,7 @@ func (e *Engine) Transition(ctx context.Context, m *paymock.Merchant, id string,
 	if err != nil {
 		return p, err
 	}
-	ev, err := paymock.NewEvent(e.ids.New("evt"), typ, p, now, paymock.Encoding{})
+	ev, err := paymock.NewEvent(e.ids.New("evt"), typ, p, now, e.variants.Next())
 	if err != nil {
 		return p, fmt.Errorf("event for %s: %w", id, err)
 	}

@@ -46,6 +46,9 @@ type options struct {
 	webhookRetry    []time.Duration
 	webhookRetrySet bool // --webhook-retry was given (flag or env), not defaulted
 	scenariosPath   string
+	variants        string // validated; the seeded Variants is built at serve
+	journalSize     int
+	fakePayments    int
 }
 
 // flagSpec describes one flag: its name, default, help text and whether it
@@ -74,6 +77,9 @@ var flagSpecs = []flagSpec{
 	{name: "webhook-secret", arg: "whsec_...", usage: "whsec_ + base64 secret for the --webhook-url endpoints (default: generated and logged once)"},
 	{name: "webhook-retry", def: defaultWebhookRetry, arg: "delays", usage: "comma-separated delays between webhook delivery attempts, on the merchant's clock"},
 	{name: "scenarios", arg: "path", usage: "scenario file or folder of *.yaml files"},
+	{name: "variants", def: "default", arg: "forms", usage: "wire forms of payments sent: amount=number|string, status=completed|succeeded, payment_link=include|omit (comma-separated), or all to rotate them (seeded)"},
+	{name: "journal-size", def: strconv.Itoa(mockserver.DefaultJournalSize), arg: "n", usage: "requests kept in each merchant's journal; 0 turns the journal and the report off"},
+	{name: "fake-payments", def: "0", arg: "n", usage: "payments each merchant starts with, made up from --seed"},
 }
 
 // envName is the environment variable of a flag: "public-url" -> "PAYMOCK_PUBLIC_URL".
@@ -323,6 +329,27 @@ func parseOptions(r *rawFlags) (*options, error) {
 		} else {
 			o.webhookSecret = v
 		}
+	}
+
+	v, src = r.get("variants")
+	if _, err := paymock.ParseVariants(v, 0); err != nil {
+		fail(src, "%v", err)
+	} else {
+		o.variants = v
+	}
+
+	v, src = r.get("journal-size")
+	if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 10_000_000 {
+		fail(src, "%q: want a number of requests from 0 (off) to 10000000", v)
+	} else {
+		o.journalSize = n
+	}
+
+	v, src = r.get("fake-payments")
+	if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 1_000_000 {
+		fail(src, "%q: want a number of payments from 0 to 1000000", v)
+	} else {
+		o.fakePayments = n
 	}
 
 	v, src = r.get("webhook-retry")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +88,16 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 
 	store := paymock.NewMemoryStore()
 	ids := paymock.NewIDs(opts.seed)
+	// One seed drives ids, variants and fake data; without --seed it is
+	// drawn at random (and logged, so a run can be repeated).
+	seed := randomSeed()
+	if opts.seed != nil {
+		seed = *opts.seed
+	}
+	variants, err := paymock.ParseVariants(opts.variants, seed)
+	if err != nil {
+		return &usageError{fmt.Errorf("--variants: %w", err)}
+	}
 	sched := scenarios.NewScheduler(clocks)
 	hooks, err := webhooks.New(webhooks.Config{
 		Logger:           logger,
@@ -99,19 +111,23 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	}
 	engine, err := scenarios.NewEngine(scenarios.Config{
 		Logger: logger, Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks, Scenarios: set,
+		Variants: variants,
 	})
 	if err != nil {
 		return fmt.Errorf("building the lifecycle: %w", err)
 	}
 	server, err := mockserver.New(mockserver.Config{
-		Logger:    logger,
-		Store:     store,
-		Merchants: merchants,
-		IDs:       ids,
-		Clock:     clocks,
-		PublicURL: publicURL,
-		BodyLimit: opts.bodyLimit,
-		Lifecycle: engine,
+		Logger:      logger,
+		Store:       store,
+		Merchants:   merchants,
+		IDs:         ids,
+		Clock:       clocks,
+		PublicURL:   publicURL,
+		BodyLimit:   opts.bodyLimit,
+		Lifecycle:   engine,
+		JournalSize: journalSize(opts.journalSize),
+		Variants:    variants,
+		Seeder:      newSeeder(opts.fakePayments, seed),
 	})
 	if err != nil {
 		return fmt.Errorf("building the server: %w", err)
@@ -199,6 +215,25 @@ func logStart(logger *slog.Logger, opts *options, merchants *paymock.Merchants, 
 		"api_keys", keys,
 		"clock", string(opts.clockMode),
 		"webhook_urls", len(opts.webhookURLs),
+		"variants", opts.variants,
+		"fake_payments", opts.fakePayments,
 		"scenarios", opts.scenariosPath,
 		"version", buildVersion())
+}
+
+// randomSeed draws a seed for a run without --seed.
+func randomSeed() uint64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("paymock: no randomness: " + err.Error())
+	}
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// journalSize maps --journal-size (0: off) onto mockserver's (negative: off).
+func journalSize(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

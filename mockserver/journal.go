@@ -1,0 +1,192 @@
+// The request journal and the conformance counters: what each merchant's
+// client did, what it was answered, and where it broke the contract.
+package mockserver
+
+import (
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/paymock/paymock"
+)
+
+// DefaultJournalSize is how many requests a merchant's journal keeps.
+const DefaultJournalSize = 10000
+
+// journalEntry is one request as the journal shows it.
+type journalEntry struct {
+	ID         string              `json:"id"`
+	At         string              `json:"at"`
+	Method     string              `json:"method"`
+	Path       string              `json:"path"`
+	Query      string              `json:"query"`
+	Operation  string              `json:"operation_id,omitempty"`
+	Status     int                 `json:"status"`
+	DurationMS float64             `json:"duration_ms"`
+	Variant    string              `json:"variant,omitempty"`
+	Violations []paymock.Violation `json:"violations,omitempty"`
+}
+
+// opCounts is what the report knows of one operation.
+type opCounts struct {
+	calls      int
+	violating  int
+	statuses   map[int]int
+	violations map[paymock.Violation]int
+}
+
+// merchantJournal is one merchant's ring of recent requests and its
+// counters, which outlive the ring: the report covers every request.
+type merchantJournal struct {
+	ring      []journalEntry
+	next      int // where the next entry goes
+	full      bool
+	ops       map[string]*opCounts
+	calls     int
+	violating int
+	unmatched int
+}
+
+// journal holds every merchant's requests, bounded per merchant.
+type journal struct {
+	size      int
+	mu        sync.Mutex
+	merchants map[string]*merchantJournal
+}
+
+// newJournal returns a journal keeping size requests per merchant: the
+// default for 0, none at all (nil) for a negative size.
+func newJournal(size int) *journal {
+	if size < 0 {
+		return nil
+	}
+	if size == 0 {
+		size = DefaultJournalSize
+	}
+	return &journal{size: size, merchants: make(map[string]*merchantJournal)}
+}
+
+func (j *journal) merchantLocked(id string) *merchantJournal {
+	mj := j.merchants[id]
+	if mj == nil {
+		mj = &merchantJournal{ops: make(map[string]*opCounts)}
+		j.merchants[id] = mj
+	}
+	return mj
+}
+
+// record adds one request. violating says the contract check refused it;
+// counted says it is a call of the service API, which the report covers
+// (control API calls are journalled, not counted).
+func (j *journal) record(merchantID string, e journalEntry, violating, counted bool) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	mj := j.merchantLocked(merchantID)
+	if len(mj.ring) < j.size {
+		mj.ring = append(mj.ring, e)
+	} else {
+		mj.ring[mj.next] = e
+		mj.full = true
+	}
+	mj.next = (mj.next + 1) % j.size
+	if !counted {
+		return
+	}
+	mj.calls++
+	if violating {
+		mj.violating++
+	}
+	if e.Operation == "" {
+		mj.unmatched++
+		return
+	}
+	oc := mj.ops[e.Operation]
+	if oc == nil {
+		oc = &opCounts{statuses: map[int]int{}, violations: map[paymock.Violation]int{}}
+		mj.ops[e.Operation] = oc
+	}
+	oc.calls++
+	oc.statuses[e.Status]++
+	if violating {
+		oc.violating++
+		for _, v := range e.Violations {
+			oc.violations[v]++
+		}
+	}
+}
+
+// requestFilter selects journal entries.
+type requestFilter struct {
+	status     int  // 0: any
+	violations bool // only requests the contract refused
+}
+
+func (f requestFilter) match(e journalEntry) bool {
+	return (f.status == 0 || e.Status == f.status) && (!f.violations || len(e.Violations) > 0)
+}
+
+// list returns entries newest first, after offset, at most limit, and how
+// many match in all. The ring is bounded, so a scan of it is too.
+func (j *journal) list(merchantID string, f requestFilter, offset, limit int) ([]journalEntry, int) {
+	out := []journalEntry{}
+	if j == nil {
+		return out, 0
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	mj := j.merchants[merchantID]
+	if mj == nil {
+		return out, 0
+	}
+	total := 0
+	n := len(mj.ring)
+	for i := range n {
+		e := mj.ring[(mj.next-1-i+n)%n]
+		if !f.match(e) {
+			continue
+		}
+		if total >= offset && len(out) < limit {
+			out = append(out, e)
+		}
+		total++
+	}
+	return out, total
+}
+
+// reset forgets a merchant's requests and counters.
+func (j *journal) reset(merchantID string) {
+	if j == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.merchants, merchantID)
+}
+
+// snapshot copies a merchant's counters for the report.
+func (j *journal) snapshot(merchantID string) merchantJournal {
+	if j == nil {
+		return merchantJournal{}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	mj := j.merchants[merchantID]
+	if mj == nil {
+		return merchantJournal{}
+	}
+	cp := merchantJournal{calls: mj.calls, violating: mj.violating, unmatched: mj.unmatched, ops: make(map[string]*opCounts, len(mj.ops))}
+	for k, oc := range mj.ops {
+		c := &opCounts{calls: oc.calls, violating: oc.violating, statuses: maps.Clone(oc.statuses), violations: maps.Clone(oc.violations)}
+		cp.ops[k] = c
+	}
+	return cp
+}
+
+func durationMS(d time.Duration) float64 {
+	ms, _ := strconv.ParseFloat(strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64), 64)
+	return ms
+}

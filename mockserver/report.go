@@ -1,0 +1,245 @@
+// The conformance report: per operation of the service contract, what the
+// client exercised and where it broke the contract; as JSON or JUnit XML.
+package mockserver
+
+import (
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
+)
+
+type reportStatus struct {
+	Status   int  `json:"status"`
+	Declared bool `json:"declared"`
+	Count    int  `json:"count"`
+}
+
+type reportViolation struct {
+	Param   string `json:"param,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Count   int    `json:"count"`
+}
+
+type reportOperation struct {
+	OperationID string            `json:"operation_id"`
+	Method      string            `json:"method"`
+	Path        string            `json:"path"`
+	Calls       int               `json:"calls"`
+	Violating   int               `json:"violating_calls"`
+	Statuses    []reportStatus    `json:"statuses"`
+	Violations  []reportViolation `json:"violations"`
+}
+
+type reportCoverage struct {
+	Operations          float64 `json:"operations"`
+	OperationsExercised int     `json:"operations_exercised"`
+	OperationsTotal     int     `json:"operations_total"`
+	Statuses            float64 `json:"statuses"`
+	StatusesExercised   int     `json:"statuses_exercised"`
+	StatusesTotal       int     `json:"statuses_total"`
+}
+
+type report struct {
+	Calls      int               `json:"calls"`
+	Violating  int               `json:"violating_calls"`
+	Unmatched  int               `json:"unmatched_calls"`
+	Coverage   reportCoverage    `json:"coverage"`
+	Operations []reportOperation `json:"operations"`
+}
+
+// operationDecl is one operation of the contract and its declared statuses.
+type operationDecl struct {
+	id, method, path string
+	declared         []int
+}
+
+// declaredOperations lists the contract's operations in document order of
+// paths (sorted) and methods, with their numeric response statuses.
+func (ct *contract) declaredOperations() []operationDecl {
+	var out []operationDecl
+	paths := ct.doc.Paths.InMatchingOrder()
+	slices.Sort(paths)
+	for _, p := range paths {
+		item := ct.doc.Paths.Value(p)
+		methods := make([]string, 0)
+		for m := range item.Operations() {
+			methods = append(methods, m)
+		}
+		slices.Sort(methods)
+		for _, m := range methods {
+			op := item.GetOperation(m)
+			d := operationDecl{id: op.OperationID, method: m, path: p}
+			for code := range op.Responses.Map() {
+				if n, err := strconv.Atoi(code); err == nil {
+					d.declared = append(d.declared, n)
+				}
+			}
+			slices.Sort(d.declared)
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (s *Server) buildReport(merchantID string) report {
+	snap := s.journal.snapshot(merchantID)
+	r := report{Calls: snap.calls, Violating: snap.violating, Unmatched: snap.unmatched, Operations: []reportOperation{}}
+	for _, d := range s.declared {
+		ro := reportOperation{OperationID: d.id, Method: d.method, Path: d.path, Statuses: []reportStatus{}, Violations: []reportViolation{}}
+		oc := snap.ops[d.id]
+		if oc == nil {
+			oc = &opCounts{}
+		}
+		ro.Calls, ro.Violating = oc.calls, oc.violating
+		r.Coverage.OperationsTotal++
+		if oc.calls > 0 {
+			r.Coverage.OperationsExercised++
+		}
+		for _, st := range d.declared {
+			ro.Statuses = append(ro.Statuses, reportStatus{Status: st, Declared: true, Count: oc.statuses[st]})
+			r.Coverage.StatusesTotal++
+			if oc.statuses[st] > 0 {
+				r.Coverage.StatusesExercised++
+			}
+		}
+		for st, n := range oc.statuses {
+			if !slices.Contains(d.declared, st) {
+				ro.Statuses = append(ro.Statuses, reportStatus{Status: st, Count: n})
+			}
+		}
+		slices.SortFunc(ro.Statuses, func(a, b reportStatus) int { return a.Status - b.Status })
+		for v, n := range oc.violations {
+			ro.Violations = append(ro.Violations, reportViolation{Param: v.Param, Code: v.Code, Message: v.Message, Count: n})
+		}
+		slices.SortFunc(ro.Violations, func(a, b reportViolation) int {
+			return strings.Compare(a.Param+"\x00"+a.Code+"\x00"+a.Message, b.Param+"\x00"+b.Code+"\x00"+b.Message)
+		})
+		r.Operations = append(r.Operations, ro)
+	}
+	r.Coverage.Operations = fraction(r.Coverage.OperationsExercised, r.Coverage.OperationsTotal)
+	r.Coverage.Statuses = fraction(r.Coverage.StatusesExercised, r.Coverage.StatusesTotal)
+	return r
+}
+
+func fraction(n, d int) float64 {
+	if d == 0 {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(n)/float64(d), 'f', 4, 64), 64)
+	return f
+}
+
+func (s *Server) getReport(c *echo.Context) error {
+	r := s.buildReport(merchantOf(c).ID)
+	if c.QueryParam("format") == "junit" {
+		b, err := junit(r)
+		if err != nil {
+			return fmt.Errorf("junit report: %w", err)
+		}
+		return c.Blob(http.StatusOK, "application/xml", b)
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// JUnit XML, the form CI systems display natively: one test case per
+// operation, one failure per distinct violation.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string         `xml:"name,attr"`
+	ClassName string         `xml:"classname,attr"`
+	Failures  []junitFailure `xml:"failure"`
+	Skipped   *struct{}      `xml:"skipped"`
+	SystemOut string         `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+func junit(r report) ([]byte, error) {
+	suite := junitSuite{Name: "paymock contract"}
+	for _, op := range r.Operations {
+		tc := junitCase{Name: op.OperationID + " " + op.Method + " " + op.Path, ClassName: "paymock.contract"}
+		var seen []string
+		for _, st := range op.Statuses {
+			if st.Count > 0 {
+				seen = append(seen, strconv.Itoa(st.Status))
+			}
+		}
+		tc.SystemOut = fmt.Sprintf("%d calls, %d violating; statuses seen: %s", op.Calls, op.Violating, strings.Join(seen, " "))
+		for _, v := range op.Violations {
+			name := v.Code
+			if v.Param != "" {
+				name = v.Param + ": " + v.Code
+			}
+			tc.Failures = append(tc.Failures, junitFailure{Message: name, Type: v.Code,
+				Text: fmt.Sprintf("%s (%d×)", v.Message, v.Count)})
+		}
+		if op.Calls == 0 {
+			tc.Skipped = &struct{}{}
+			suite.Skipped++
+		}
+		if len(tc.Failures) > 0 {
+			suite.Failures++
+		}
+		suite.Tests++
+		suite.Cases = append(suite.Cases, tc)
+	}
+	doc := junitSuites{Name: "paymock", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
+	b, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// requests lists the merchant's journal.
+func (s *Server) listRequests(c *echo.Context) error {
+	page, err := queryInt(c, "page", 1)
+	if err != nil {
+		return err
+	}
+	perPage, err := queryInt(c, "per_page", defaultPerPage)
+	if err != nil {
+		return err
+	}
+	var f requestFilter
+	if _, ok := c.QueryParams()["status"]; ok {
+		st, err := queryInt(c, "status", 0)
+		if err != nil {
+			return err
+		}
+		f.status = int(st)
+	}
+	f.violations = c.QueryParam("violations") == "true"
+	pg := paymock.PageOf(page, perPage)
+	items, total := s.journal.list(merchantOf(c).ID, f, pg.Offset, pg.Limit)
+	return c.JSON(http.StatusOK, map[string]any{
+		"items":      items,
+		"pagination": pagination{Page: page, PerPage: perPage, TotalItems: int64(total), TotalPages: paymock.TotalPages(total, perPage)},
+	})
+}
