@@ -48,7 +48,7 @@ func NewEvent(id string, t EventType, p Payment, at time.Time, enc Encoding) (Ev
 	if err != nil {
 		return Event{}, fmt.Errorf("encode event payment: %w", err)
 	}
-	body, err := marshal(struct {
+	body, err := EncodeJSON(struct {
 		ID        string          `json:"id"`
 		Type      EventType       `json:"type"`
 		CreatedAt string          `json:"created_at"`

@@ -128,12 +128,13 @@ func (p Payment) MarshalJSON() ([]byte, error) { return p.Encode(Encoding{}) }
 
 // Encode writes p's wire form under enc.
 func (p Payment) Encode(enc Encoding) ([]byte, error) {
-	return marshal(p.wire(enc))
+	return EncodeJSON(p.wire(enc))
 }
 
-// marshal is json.Marshal without HTML escaping, so that metadata and URLs
-// come back byte for byte as the merchant sent them ("&" stays "&").
-func marshal(v any) ([]byte, error) {
+// EncodeJSON is json.Marshal without HTML escaping, so that metadata and
+// URLs come back byte for byte as the merchant sent them ("&" stays "&").
+// Every JSON answer and webhook body is written with it.
+func EncodeJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

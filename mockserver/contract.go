@@ -17,6 +17,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -151,7 +152,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	}
 	ct := r.Header.Get("Content-Type")
 	mt, _, perr := mime.ParseMediaType(ct)
-	if perr != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+	if perr != nil || mt != "application/json" {
 		return nil, withStatus(http.StatusUnsupportedMediaType, paymock.InvalidRequest, "unsupported_media_type",
 			"the request body must be sent with Content-Type: application/json")
 	}
@@ -325,6 +326,10 @@ func schemaViolation(se *openapi3.SchemaError, base string) paymock.Violation {
 		}
 	case "enum":
 		v.Message = name + " must be one of " + joinEnum(s.Enum)
+	case "exclusiveMinimum":
+		v.Message = fmt.Sprintf("%s must be greater than %v", name, num(s.Min))
+	case "exclusiveMaximum":
+		v.Message = fmt.Sprintf("%s must be less than %v", name, num(s.Max))
 	case "minimum":
 		if b := s.ExclusiveMin.Bool; b != nil && *b {
 			v.Message = fmt.Sprintf("%s must be greater than %v", name, num(s.Min))
@@ -391,11 +396,12 @@ func joinEnum(vals []any) string {
 	return strings.Join(parts, ", ")
 }
 
-func num(p *float64) any {
+// num writes a bound as people write numbers: 2147483647, not 2.147483647e+09.
+func num(p *float64) string {
 	if p == nil {
-		return 0
+		return "0"
 	}
-	return json.Number(fmt.Sprint(*p))
+	return strconv.FormatFloat(*p, 'f', -1, 64)
 }
 
 // authFailure is the 401 for a failed bearer check.

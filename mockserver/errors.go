@@ -3,7 +3,6 @@
 package mockserver
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -76,7 +75,7 @@ func classify(err error) (int, *paymock.Error) {
 // encodeError renders the body of an error answer.
 func encodeError(e *paymock.Error) []byte {
 	d := errorDetail{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, Errors: e.Violations}
-	b, err := json.Marshal(errorBody{Error: d})
+	b, err := paymock.EncodeJSON(errorBody{Error: d})
 	if err != nil { // cannot happen: only strings
 		return []byte(`{"error":{"type":"api_error","code":"internal_error","message":"an internal error occurred"}}`)
 	}
@@ -91,7 +90,7 @@ func (s *Server) writeError(c *echo.Context, err error) {
 	}
 	h := c.Response().Header()
 	if status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Bearer realm="paymock"`)
+		h.Set("WWW-Authenticate", "Bearer")
 	}
 	if err := c.JSONBlob(status, encodeError(de)); err != nil {
 		s.log.DebugContext(c.Request().Context(), "writing an error answer failed", "error", err)

@@ -309,7 +309,7 @@ func TestWebhooks_RetriesUntilDeliveredWithOneID(t *testing.T) {
 	})
 	env := newEnv(t, withWebhooks([]time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute},
 		paymock.WebhookEndpoint{URL: rcv.srv.URL, Secret: testSecret}))
-	id := env.create(keyA, nil)
+	id := env.create(keyA, func(b map[string]any) { b["success_url"] = "https://shop.example.com/ok?a=1&b=<2>" })
 	env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
 	env.advance(keyA, 0) // waits for the first attempt
 	if n := rcv.attemptCount(); n != 1 {
@@ -327,6 +327,17 @@ func TestWebhooks_RetriesUntilDeliveredWithOneID(t *testing.T) {
 	evs := env.events(keyA)
 	if len(evs) != 1 || evs[0]["id"] != got[0].ID || got[0].EventID != got[0].ID {
 		t.Fatalf("event ids: %v vs %s", evs, got[0].ID)
+	}
+	// The journal shows the payload exactly as delivered, so a receiver's
+	// signature can be recomputed from it (no HTML escaping of "&").
+	req, _ := http.NewRequest("GET", env.URL+"/_sandbox/events", nil)
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	resp, err := env.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := readAll(t, resp); !strings.Contains(raw, `"payload":`+string(got[0].Body)) {
+		t.Errorf("payload differs from the delivered body:\n%s\n%s", raw, got[0].Body)
 	}
 	d := evs[0]["deliveries"].([]any)[0].(map[string]any)
 	attempts := d["attempts"].([]any)

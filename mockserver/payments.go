@@ -103,19 +103,46 @@ type pagination struct {
 	TotalItems int64 `json:"total_items"`
 }
 
-func (s *Server) listPayments(c *echo.Context) error {
-	m := merchantOf(c)
-	// The contract check has bounded both values; a parse failure here
-	// would be a document/handler mismatch.
+// pageRequest is a list call's page and per_page, read from the query.
+type pageRequest struct {
+	page, perPage int64
+}
+
+// readPage reads page and per_page with their defaults. The contract check
+// has bounded both; what it lets through as absent ("page=") is refused
+// here.
+func readPage(c *echo.Context) (pageRequest, error) {
 	page, err := queryInt(c, "page", 1)
 	if err != nil {
-		return err
+		return pageRequest{}, err
 	}
 	perPage, err := queryInt(c, "per_page", defaultPerPage)
 	if err != nil {
+		return pageRequest{}, err
+	}
+	return pageRequest{page: page, perPage: perPage}, nil
+}
+
+// window is the store's offset and limit of the page.
+func (pr pageRequest) window() paymock.Page { return paymock.PageOf(pr.page, pr.perPage) }
+
+// of is the pagination object of the page out of total items.
+func (pr pageRequest) of(total int) pagination {
+	return pagination{Page: pr.page, PerPage: pr.perPage, TotalItems: int64(total), TotalPages: paymock.TotalPages(total, pr.perPage)}
+}
+
+// listJSON answers a list envelope of already-encodable items.
+func listJSON(c *echo.Context, items any, pr pageRequest, total int) error {
+	return c.JSON(http.StatusOK, map[string]any{"items": items, "pagination": pr.of(total)})
+}
+
+func (s *Server) listPayments(c *echo.Context) error {
+	m := merchantOf(c)
+	pr, err := readPage(c)
+	if err != nil {
 		return err
 	}
-	pg := paymock.PageOf(page, perPage)
+	pg := pr.window()
 	items, total, err := s.store.List(c.Request().Context(), m.ID, pg.Offset, pg.Limit)
 	if err != nil {
 		return fmt.Errorf("list payments: %w", err)
@@ -134,7 +161,7 @@ func (s *Server) listPayments(c *echo.Context) error {
 		buf.Write(b)
 	}
 	buf.WriteString(`],"pagination":`)
-	b, err := json.Marshal(pagination{Page: page, PerPage: perPage, TotalItems: int64(total), TotalPages: paymock.TotalPages(total, perPage)})
+	b, err := json.Marshal(pr.of(total))
 	if err != nil {
 		return fmt.Errorf("encode pagination: %w", err)
 	}

@@ -338,7 +338,7 @@ func TestAuth_RejectsBadKeys(t *testing.T) {
 				if st != http.StatusUnauthorized {
 					t.Fatalf("status %d", st)
 				}
-				if !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+				if h.Get("WWW-Authenticate") != "Bearer" {
 					t.Errorf("WWW-Authenticate %q", h.Get("WWW-Authenticate"))
 				}
 				e := errorOf(t, body)
@@ -509,6 +509,7 @@ func TestRequests_RejectMalformedBodies(t *testing.T) {
 		{"no content type", "", `{}`, 415, "unsupported_media_type"},
 		{"too large", "application/json", `{"description":"` + strings.Repeat("x", 5000) + `"}`, 413, "body_too_large"},
 		{"charset is fine", "application/json; charset=utf-8", `{}`, 400, "parameter_missing"},
+		{"other JSON types are not", "application/merge-patch+json", `{}`, 415, "unsupported_media_type"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -596,5 +597,35 @@ func TestContract_ServerRefusesToSendAViolatingResponse(t *testing.T) {
 	}
 	if !strings.Contains(env.logs.String(), "response violates the contract") || !strings.Contains(env.logs.String(), "currency") {
 		t.Errorf("violation not logged: %s", env.logs.String())
+	}
+}
+
+func TestMessages_NameBoundsAsPeopleWriteThem(t *testing.T) {
+	env := newEnv(t)
+	tests := []struct {
+		path string
+		body any
+		want string
+	}{
+		{"/api/v1/payments?page=2147483648", nil, "page must be at most 2147483647"},
+		{"/api/v1/payments", map[string]any{"amount": 0}, "amount must be greater than 0"},
+		{"/api/v1/payments", map[string]any{"amount": 1e9}, "amount must be at most 999999999.99"},
+		{"/api/v1/payments", map[string]any{"expires_in": 9999999}, "expires_in must be at most 2592000"},
+	}
+	for _, tc := range tests {
+		method := "GET"
+		if tc.body != nil {
+			method = "POST"
+		}
+		_, body, _ := env.do(method, tc.path, keyA, tc.body)
+		found := false
+		for _, v := range errorOf(t, body)["errors"].([]any) {
+			if v.(map[string]any)["message"] == tc.want {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s %v: no message %q in %v", tc.path, tc.body, tc.want, body)
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v5"
-	"github.com/paymock/paymock"
 )
 
 type reportStatus struct {
@@ -219,11 +218,7 @@ func junit(r report) ([]byte, error) {
 
 // requests lists the merchant's journal.
 func (s *Server) listRequests(c *echo.Context) error {
-	page, err := queryInt(c, "page", 1)
-	if err != nil {
-		return err
-	}
-	perPage, err := queryInt(c, "per_page", defaultPerPage)
+	pr, err := readPage(c)
 	if err != nil {
 		return err
 	}
@@ -236,10 +231,7 @@ func (s *Server) listRequests(c *echo.Context) error {
 		f.status = int(st)
 	}
 	f.violations = c.QueryParam("violations") == "true"
-	pg := paymock.PageOf(page, perPage)
+	pg := pr.window()
 	items, total := s.journal.list(merchantOf(c).ID, f, pg.Offset, pg.Limit)
-	return c.JSON(http.StatusOK, map[string]any{
-		"items":      items,
-		"pagination": pagination{Page: page, PerPage: perPage, TotalItems: int64(total), TotalPages: paymock.TotalPages(total, perPage)},
-	})
+	return listJSON(c, items, pr, total)
 }

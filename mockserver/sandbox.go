@@ -56,20 +56,13 @@ func (s *Server) advanceClock(c *echo.Context) error {
 }
 
 func (s *Server) listEvents(c *echo.Context) error {
-	page, err := queryInt(c, "page", 1)
+	pr, err := readPage(c)
 	if err != nil {
 		return err
 	}
-	perPage, err := queryInt(c, "per_page", defaultPerPage)
-	if err != nil {
-		return err
-	}
-	pg := paymock.PageOf(page, perPage)
+	pg := pr.window()
 	items, total := s.lifecycle.Events(merchantOf(c), pg.Offset, pg.Limit)
-	return c.JSON(http.StatusOK, map[string]any{
-		"items":      items,
-		"pagination": pagination{Page: page, PerPage: perPage, TotalItems: int64(total), TotalPages: paymock.TotalPages(total, perPage)},
-	})
+	return listJSON(c, items, pr, total)
 }
 
 func (s *Server) redeliver(c *echo.Context) error {

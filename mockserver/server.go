@@ -5,6 +5,7 @@ package mockserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -131,7 +132,7 @@ func New(cfg Config) (*Server, error) {
 		seeder:    cfg.Seeder,
 	}
 	s.pages = newPageState()
-	e := echo.NewWithConfig(echo.Config{Logger: cfg.Logger})
+	e := echo.NewWithConfig(echo.Config{Logger: cfg.Logger, JSONSerializer: jsonSerializer{}})
 	e.HTTPErrorHandler = func(c *echo.Context, err error) { s.writeError(c, err) }
 	e.Pre(s.checkContract, s.recoverPanics)
 
@@ -197,4 +198,18 @@ func (s *Server) ensureSeeded(ctx context.Context, m *paymock.Merchant) {
 		}
 		s.log.InfoContext(ctx, "fake payments loaded", "merchant", m.ID, "count", len(ps))
 	})
+}
+
+// jsonSerializer is echo's JSON encoder without HTML escaping, so that what
+// merchants sent (metadata, URLs) and webhook payloads shown by the control
+// API come back byte for byte: "&" stays "&", not "\u0026".
+type jsonSerializer struct{ echo.DefaultJSONSerializer }
+
+func (jsonSerializer) Serialize(c *echo.Context, v any, indent string) error {
+	enc := json.NewEncoder(c.Response())
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent("", indent)
+	}
+	return enc.Encode(v)
 }

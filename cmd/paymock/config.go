@@ -156,10 +156,13 @@ func readConfig(path string, keyOwner, nameOwner map[string]string) ([]paymock.M
 			if err := checkHTTPURL(w.URL); err != nil {
 				fail(line, "webhook %d: url %q: %v", j+1, w.URL, err)
 			}
-			if w.Secret != "" {
-				if err := checkWebhookSecret(w.Secret); err != nil {
-					fail(line, "webhook %d: %v", j+1, err)
-				}
+			// A receiver can only verify what it has the secret of, so an
+			// endpoint without one is refused here rather than failing at
+			// every delivery.
+			if w.Secret == "" {
+				fail(line, "webhook %d: secret is required (whsec_ followed by base64)", j+1)
+			} else if err := checkWebhookSecret(w.Secret); err != nil {
+				fail(line, "webhook %d: %v", j+1, err)
 			}
 		}
 	}

@@ -183,6 +183,11 @@ func TestLoadMerchants_RejectsBadConfig(t *testing.T) {
 			want: []string{"line 5", "webhook 1", "whsec_"},
 		},
 		{
+			name: "webhook without a secret",
+			yaml: "merchants:\n  - name: acme\n    api_keys: [sk_a]\n    webhooks:\n      - {url: \"http://h.example\"}\n",
+			want: []string{"line 5", "webhook 1", "secret is required"},
+		},
+		{
 			name: "syntax error",
 			yaml: "merchants:\n  - name: acme\n   api_keys: [sk_a\n",
 			want: []string{"line"},
