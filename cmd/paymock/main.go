@@ -4,6 +4,7 @@
 //
 //	paymock [serve] [flags]       run the server (the default)
 //	paymock healthcheck [flags]   exit 0 when the server at --addr is healthy
+//	paymock report [flags]        print a server's contract report; a CI gate
 //	paymock version               print the version
 //
 // Run "paymock -h" for the flags.
@@ -73,6 +74,8 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	switch cmd {
 	case "serve", "healthcheck":
+	case "report":
+		return report(ctx, args, getenv, stdout)
 	case "version":
 		if len(args) > 0 {
 			return usageErrorf("version takes no arguments, got %q", args)
@@ -81,14 +84,16 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		return nil
 	case "help":
 		printUsage(stdout)
+		printReportHint(stdout)
 		return nil
 	default:
-		return usageErrorf("unknown command %q (want serve, healthcheck or version)", cmd)
+		return usageErrorf("unknown command %q (want serve, healthcheck or version, or report for the CI gate)", cmd)
 	}
 
 	raw, rest, err := parseFlags(cmd, args, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		printUsage(stdout)
+		printReportHint(stdout)
 		return nil
 	}
 	if err != nil {

@@ -1,0 +1,456 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/paymock/paymock"
+)
+
+// The environment variables of "paymock report". They are not
+// PAYMOCK_URL/PAYMOCK_API_KEY: PAYMOCK_API_KEY is the server's list of
+// merchant keys, and a CI job often sets both.
+const (
+	reportURLEnv = "PAYMOCK_REPORT_URL"
+	reportKeyEnv = "PAYMOCK_REPORT_API_KEY"
+)
+
+// defaultReportTimeout bounds the whole report command (both requests).
+const defaultReportTimeout = 10 * time.Second
+
+// reportOptions is the validated configuration of "paymock report".
+type reportOptions struct {
+	url              string // base URL, without trailing slash
+	apiKey           string
+	failOnViolations bool
+	minCoverage      *float64 // nil: no operations coverage gate
+	minStatus        *float64 // nil: no status coverage gate
+	junitPath        string
+	timeout          time.Duration
+}
+
+// printReportHint follows the main help text: report has its own flags
+// and environment variables, not the PAYMOCK_<NAME> scheme of serve.
+func printReportHint(w io.Writer) {
+	fmt.Fprintf(w, `
+Command report (a CI gate; its own flags, see "paymock report -h"):
+  paymock report --url URL --api-key KEY [--fail-on-violations]
+                 [--min-coverage F] [--min-status-coverage F] [--junit FILE] [--timeout D]
+      prints the contract report of the server at URL (GET /_sandbox/report)
+      and exits 1 when a gate fails. --url and --api-key are also read from
+      %s and %s.
+`, reportURLEnv, reportKeyEnv)
+}
+
+// printReportUsage writes the help text of "paymock report".
+func printReportUsage(w io.Writer) {
+	fmt.Fprintf(w, `paymock report checks a running paymock's contract report: a CI gate.
+
+Usage:
+  paymock report --url URL --api-key KEY [flags]
+
+It reads GET URL/_sandbox/report as the merchant of KEY, prints a table of
+the operations, their calls, statuses and contract violations, and exits:
+  0  every gate asked for passes (no gate asked for: always 0)
+  1  a gate failed (one line per failed gate on stderr), or the server could
+     not be reached, or it answered with an error
+  2  a usage error (a missing or invalid flag)
+
+Flags:
+  --url URL                 base URL of the paymock server, e.g. http://localhost:8080
+                            (env %s)
+  --api-key KEY             the merchant's API key, sent as Authorization: Bearer KEY
+                            (env %s)
+  --fail-on-violations      fail when any call violated the contract
+  --min-coverage F          fail when the share of operations exercised is below F (0..1)
+  --min-status-coverage F   fail when the share of declared statuses seen is below F (0..1)
+  --junit FILE              also write the report as JUnit XML (GET ...?format=junit) to FILE
+  --timeout D               bound on the whole command (default %s)
+
+Only --url and --api-key are read from the environment, and only from the
+variables above: PAYMOCK_API_KEY is the server's own list of keys.
+A flag on the command line wins over the environment.
+`, reportURLEnv, reportKeyEnv, defaultReportTimeout)
+}
+
+// parseReportOptions reads the flags of "paymock report", then
+// PAYMOCK_REPORT_URL and PAYMOCK_REPORT_API_KEY for those not given.
+// flag.ErrHelp is returned as is when -h or --help was asked for.
+func parseReportOptions(args []string, getenv func(string) string) (*reportOptions, error) {
+	fs := flag.NewFlagSet("paymock report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		o                       reportOptions
+		minCov, minStat, tmoStr string
+	)
+	fs.StringVar(&o.url, "url", "", "")
+	fs.StringVar(&o.apiKey, "api-key", "", "")
+	fs.BoolVar(&o.failOnViolations, "fail-on-violations", false, "")
+	fs.StringVar(&minCov, "min-coverage", "", "")
+	fs.StringVar(&minStat, "min-status-coverage", "", "")
+	fs.StringVar(&o.junitPath, "junit", "", "")
+	fs.StringVar(&tmoStr, "timeout", defaultReportTimeout.String(), "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageErrorf("report: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usageErrorf("report: unexpected argument %q (every option is a flag: paymock report --url ...)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+
+	urlSrc, keySrc := "--url", "--api-key"
+	if !set["url"] {
+		o.url, urlSrc = getenv(reportURLEnv), reportURLEnv
+	}
+	if !set["api-key"] {
+		o.apiKey, keySrc = getenv(reportKeyEnv), reportKeyEnv
+	}
+	if o.url == "" {
+		fail("--url (or %s) is required", reportURLEnv)
+	} else if u, err := parsePublicURL(o.url); err != nil {
+		fail("invalid %s: %v", urlSrc, err)
+	} else {
+		o.url = u
+	}
+	switch {
+	case o.apiKey == "":
+		fail("--api-key (or %s) is required", reportKeyEnv)
+	case !paymock.WellFormedKey(o.apiKey):
+		// Never repeat the key.
+		fail("invalid %s: not a valid bearer token (letters, digits and -._~+/ only, optional trailing =)", keySrc)
+	}
+	parseShare := func(name, text string) *float64 {
+		if !set[name] {
+			return nil
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
+			fail("invalid --%s: %q: want a number from 0 to 1, e.g. 0.8", name, text)
+			return nil
+		}
+		return &f
+	}
+	o.minCoverage = parseShare("min-coverage", minCov)
+	o.minStatus = parseShare("min-status-coverage", minStat)
+	if set["junit"] && o.junitPath == "" {
+		fail("invalid --junit: want a file name")
+	}
+	if d, err := time.ParseDuration(tmoStr); err != nil || d <= 0 {
+		fail("invalid --timeout: %q: want a duration greater than 0, e.g. 10s", tmoStr)
+	} else {
+		o.timeout = d
+	}
+	if len(errs) > 0 {
+		return nil, &usageError{fmt.Errorf("report: %w", errors.Join(errs...))}
+	}
+	return &o, nil
+}
+
+// contractReport is the body of GET /_sandbox/report.
+type contractReport struct {
+	Calls          int               `json:"calls"`
+	ViolatingCalls int               `json:"violating_calls"`
+	UnmatchedCalls int               `json:"unmatched_calls"`
+	Coverage       reportCoverage    `json:"coverage"`
+	Operations     []reportOperation `json:"operations"`
+}
+
+type reportCoverage struct {
+	Operations          float64 `json:"operations"`
+	OperationsExercised int     `json:"operations_exercised"`
+	OperationsTotal     int     `json:"operations_total"`
+	Statuses            float64 `json:"statuses"`
+	StatusesExercised   int     `json:"statuses_exercised"`
+	StatusesTotal       int     `json:"statuses_total"`
+}
+
+type reportOperation struct {
+	OperationID    string            `json:"operation_id"`
+	Method         string            `json:"method"`
+	Path           string            `json:"path"`
+	Calls          int               `json:"calls"`
+	ViolatingCalls int               `json:"violating_calls"`
+	Statuses       []reportStatus    `json:"statuses"`
+	Violations     []reportViolation `json:"violations"`
+}
+
+type reportStatus struct {
+	Status   int  `json:"status"`
+	Declared bool `json:"declared"`
+	Count    int  `json:"count"`
+}
+
+type reportViolation struct {
+	Param   string `json:"param"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Count   int    `json:"count"`
+}
+
+// gateError is a report whose gates did not all pass; main exits 1.
+type gateError struct{ failed []string }
+
+func (e *gateError) Error() string {
+	gates := "gates"
+	if len(e.failed) == 1 {
+		gates = "gate"
+	}
+	return fmt.Sprintf("report: %d %s failed:\n  %s", len(e.failed), gates, strings.Join(e.failed, "\n  "))
+}
+
+// report is "paymock report": it fetches the contract report of a running
+// server, prints it, writes the JUnit form when asked and checks the gates.
+func report(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	o, err := parseReportOptions(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		printReportUsage(stdout)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	client := &http.Client{
+		// A redirect would be a misconfigured --url; say so rather than
+		// follow it (and possibly drop the Authorization header).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+
+	body, err := fetchReport(ctx, client, o, "", "application/json")
+	if err != nil {
+		return err
+	}
+	var rep contractReport
+	if err := json.Unmarshal(body, &rep); err != nil {
+		return fmt.Errorf("report: GET %s: the answer is not a contract report: %v", o.url+"/_sandbox/report", err)
+	}
+	printReport(stdout, &rep)
+
+	if o.junitPath != "" {
+		doc, err := fetchReport(ctx, client, o, "junit", "application/xml")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.junitPath, doc, 0o644); err != nil {
+			return fmt.Errorf("report: writing the JUnit report: %w", err)
+		}
+		fmt.Fprintf(stdout, "junit: wrote %s\n", o.junitPath)
+	}
+
+	return checkGates(stdout, o, &rep)
+}
+
+// fetchReport GETs /_sandbox/report (with ?format= when format is not
+// empty) and returns the body of a 200 answer. Any other answer is an
+// error that carries the server's own message.
+func fetchReport(ctx context.Context, client *http.Client, o *reportOptions, format, accept string) ([]byte, error) {
+	target := o.url + "/_sandbox/report"
+	if format != "" {
+		target += "?format=" + url.QueryEscape(format)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+o.apiKey)
+	req.Header.Set("Accept", accept)
+	resp, err := client.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("report: cannot reach paymock: GET %s: no answer within %s", target, o.timeout)
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("report: cannot reach paymock: GET %s: %w", target, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("report: GET %s: reading the answer: %w", target, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("report: GET %s: %s: %s", target, resp.Status, serverMessage(body))
+	}
+	return body, nil
+}
+
+// serverMessage is the message of an error answer: "type (code): message"
+// from paymock's error shape, else the start of the body as text.
+func serverMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Type    string `json:"type"`
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+		var kind []string
+		if e.Error.Type != "" {
+			kind = append(kind, e.Error.Type)
+		}
+		if e.Error.Code != "" {
+			kind = append(kind, e.Error.Code)
+		}
+		if len(kind) == 0 {
+			return e.Error.Message
+		}
+		return strings.Join(kind, "/") + ": " + e.Error.Message
+	}
+	text := strings.Join(strings.Fields(string(body)), " ")
+	if text == "" {
+		return "(empty body)"
+	}
+	if r := []rune(text); len(r) > 200 {
+		text = string(r[:200]) + "..."
+	}
+	return text
+}
+
+// printReport writes the table of operations, the coverage line and the
+// violations.
+func printReport(w io.Writer, rep *contractReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	fmt.Fprintln(tw, "OPERATION\tMETHOD\tPATH\tCALLS\tVIOLATIONS\tSTATUSES (seen/declared)")
+	undeclared := false
+	for _, op := range rep.Operations {
+		var seen, declared []int
+		notDeclared := map[int]bool{}
+		for _, s := range op.Statuses {
+			if s.Count > 0 {
+				seen = append(seen, s.Status)
+				if !s.Declared {
+					notDeclared[s.Status] = true
+					undeclared = true
+				}
+			}
+			if s.Declared {
+				declared = append(declared, s.Status)
+			}
+		}
+		slices.Sort(seen)
+		slices.Sort(declared)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s / %s\n",
+			op.OperationID, op.Method, op.Path, op.Calls, op.ViolatingCalls,
+			statusList(seen, notDeclared), statusList(declared, nil))
+	}
+	tw.Flush()
+	if undeclared {
+		fmt.Fprintln(w, "* a status the contract does not declare for the operation")
+	}
+
+	c := rep.Coverage
+	line := fmt.Sprintf("coverage: operations %d/%d (%s), statuses %d/%d (%s); %d of %d %s violated the contract",
+		c.OperationsExercised, c.OperationsTotal, percent(c.Operations),
+		c.StatusesExercised, c.StatusesTotal, percent(c.Statuses),
+		rep.ViolatingCalls, rep.Calls, plural(rep.Calls, "call", "calls"))
+	if rep.UnmatchedCalls > 0 {
+		line += fmt.Sprintf("; %d %s matched no operation", rep.UnmatchedCalls, plural(rep.UnmatchedCalls, "call", "calls"))
+	}
+	fmt.Fprintln(w, line)
+
+	var lines []string
+	for _, op := range rep.Operations {
+		for _, v := range op.Violations {
+			where := op.OperationID
+			if v.Param != "" {
+				where += " " + v.Param
+			}
+			lines = append(lines, fmt.Sprintf("  %s %s: %s (%d×)", where, v.Code, v.Message, v.Count))
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintln(w, "violations:")
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+	}
+}
+
+// statusList is "201 400", with "*" after each status in mark; "-" when empty.
+func statusList(codes []int, mark map[int]bool) string {
+	if len(codes) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = strconv.Itoa(c)
+		if mark[c] {
+			parts[i] += "*"
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// percent formats a share from 0 to 1 as "66.7%".
+func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// checkGates checks every gate asked for. It says on stdout which passed
+// and returns a gateError naming, with the figures, each that failed.
+func checkGates(stdout io.Writer, o *reportOptions, rep *contractReport) error {
+	var passed, failed []string
+	if o.failOnViolations {
+		if rep.ViolatingCalls > 0 {
+			failed = append(failed, fmt.Sprintf("--fail-on-violations: %d of %d %s violated the contract",
+				rep.ViolatingCalls, rep.Calls, plural(rep.Calls, "call", "calls")))
+		} else {
+			passed = append(passed, "--fail-on-violations")
+		}
+	}
+	c := rep.Coverage
+	if o.minCoverage != nil {
+		name := "--min-coverage " + strconv.FormatFloat(*o.minCoverage, 'f', -1, 64)
+		if c.Operations < *o.minCoverage {
+			failed = append(failed, fmt.Sprintf("%s: operations coverage is %s (%d/%d), below %s",
+				name, percent(c.Operations), c.OperationsExercised, c.OperationsTotal, percent(*o.minCoverage)))
+		} else {
+			passed = append(passed, name)
+		}
+	}
+	if o.minStatus != nil {
+		name := "--min-status-coverage " + strconv.FormatFloat(*o.minStatus, 'f', -1, 64)
+		if c.Statuses < *o.minStatus {
+			failed = append(failed, fmt.Sprintf("%s: status coverage is %s (%d/%d), below %s",
+				name, percent(c.Statuses), c.StatusesExercised, c.StatusesTotal, percent(*o.minStatus)))
+		} else {
+			passed = append(passed, name)
+		}
+	}
+	if len(passed) > 0 {
+		fmt.Fprintf(stdout, "gates passed: %s\n", strings.Join(passed, ", "))
+	}
+	if len(failed) > 0 {
+		return &gateError{failed: failed}
+	}
+	return nil
+}
