@@ -29,5 +29,21 @@ if [ "${PAYMOCK_SKIP_BROWSER:-}" != 1 ] && [ -z "${CHROMIUM:-}" ] && ! command -
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 
+echo "== static binary, built as the Dockerfile builds it, and its healthcheck"
+bin="$(mktemp -d)/paymock"
+CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin" ./cmd/paymock
+go version -m "$bin" | grep -q "CGO_ENABLED=0" || { echo "the binary is not a CGO_ENABLED=0 build"; exit 1; }
+addr="127.0.0.1:$(( 20000 + RANDOM % 20000 ))"
+"$bin" --addr "$addr" --log-level warn &
+pid=$!
+for _ in $(seq 100); do "$bin" healthcheck --addr "$addr" >/dev/null 2>&1 && break; sleep 0.1; done
+"$bin" healthcheck --addr "$addr"
+kill -TERM "$pid"
+wait "$pid"
+if "$bin" healthcheck --addr "$addr" >/dev/null 2>&1; then
+  echo "healthcheck passed against a stopped server"; exit 1
+fi
+echo "healthcheck: ok while serving, failing once stopped"
+
 echo "== go test -race"
 go test -race -count=1 ./... "$@"
