@@ -75,6 +75,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if r.answer != nil {
 		status = r.answer(n)
 	}
+	defaultForm(ev.Data, "") // deliveries under PAYMOCK_TEST_VARIANTS
 	d := delivery{ID: req.Header.Get("webhook-id"), Type: ev.Type, EventID: ev.ID, Payment: ev.Data, Body: body}
 	if status < 300 {
 		r.got = append(r.got, d)

@@ -47,3 +47,9 @@ echo "healthcheck: ok while serving, failing once stopped"
 
 echo "== go test -race"
 go test -race -count=1 ./... "$@"
+
+echo "== the HTTP suite again, with the server rotating every response variant"
+# Every answer and webhook of the whole mockserver suite is validated
+# against the contract while the server sends amounts as strings,
+# "succeeded" and no payment_link, chosen per response.
+PAYMOCK_TEST_VARIANTS=all go test -count=1 ./mockserver "$@"
