@@ -40,8 +40,8 @@ func TestJournal_RecordsAcceptedAndRejectedRequests(t *testing.T) {
 	if rejected["id"] != rejectedID || rejected["operation_id"] != "createPayment" {
 		t.Errorf("rejected entry %v", rejected)
 	}
-	vs := rejected["violations"].([]any)
-	if len(vs) != 1 || vs[0].(map[string]any)["param"] != "currency" {
+	vs := rejected["violations"].([]any) // the contract's, then the rules' (mcc xor account_id)
+	if len(vs) != 2 || vs[0].(map[string]any)["param"] != "currency" || vs[1].(map[string]any)["param"] != "mcc" {
 		t.Errorf("violations %v", vs)
 	}
 	wantVariant := "default"

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,7 +134,7 @@ func (s *Server) checkContract(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			if err := ct.validateRequest(r.Context(), r, route, params, body, m); err != nil {
 				refused = true
-				return err
+				return s.withRuleViolations(err, route, m, body)
 			}
 			c.Set(keyMerchant, m)
 			c.Set(keyBody, body)
@@ -153,6 +154,31 @@ func (s *Server) checkContract(next echo.HandlerFunc) echo.HandlerFunc {
 		rec.flush(w)
 		return nil
 	}
+}
+
+// withRuleViolations adds, to a request the contract refused, what the
+// operation's own rules find in the same body, so that one answer lists
+// every problem rather than one pass of them per attempt. A rule violation
+// of a field the contract already named is left out.
+func (s *Server) withRuleViolations(err error, route *routers.Route, m *paymock.Merchant, body []byte) error {
+	rules := s.rules[route.Operation.OperationID]
+	de, ok := paymock.AsError(err)
+	if rules == nil || !ok || de.Type != paymock.InvalidRequest || m == nil || body == nil {
+		return err
+	}
+	named := make(map[string]bool, len(de.Violations))
+	for _, v := range de.Violations {
+		named[v.Param] = true
+	}
+	vs := slices.Clone(de.Violations)
+	for _, v := range rules(m, body) {
+		if !named[v.Param] {
+			vs = append(vs, v)
+			named[v.Param] = true
+		}
+	}
+	slices.SortStableFunc(vs, func(a, b paymock.Violation) int { return strings.Compare(a.Param, b.Param) })
+	return paymock.Invalid(vs...)
 }
 
 // journalInput is what the journal needs of one finished request.

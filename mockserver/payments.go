@@ -65,6 +65,34 @@ func (s *Server) createPayment(c *echo.Context) error {
 	return s.writePayment(c, http.StatusCreated, p)
 }
 
+// createRules are the create rules run on a body the contract refused.
+// The body is decoded as far as it goes (a field of the wrong type stays
+// empty, and the contract has named it already), so the rules see
+// everything else.
+func (s *Server) createRules(m *paymock.Merchant, body []byte) []paymock.Violation {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return nil // not an object: the contract has said so
+	}
+	// Field by field: one field of the wrong type must not stop the
+	// decoding of the others.
+	var req paymock.CreateRequest
+	for k, v := range fields {
+		one, err := json.Marshal(map[string]json.RawMessage{k: v})
+		if err != nil {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(one))
+		dec.UseNumber()
+		_ = dec.Decode(&req)
+	}
+	_, err := paymock.ValidateCreate(req, m, s.clock.Now(m.ID))
+	if de, ok := paymock.AsError(err); ok && de.Type == paymock.InvalidRequest {
+		return de.Violations
+	}
+	return nil
+}
+
 // metadataScenario is the string under metadata's "scenario" key, if any.
 func metadataScenario(raw json.RawMessage) string {
 	var md struct {

@@ -629,3 +629,25 @@ func TestMessages_NameBoundsAsPeopleWriteThem(t *testing.T) {
 		}
 	}
 }
+
+func TestCreate_ListsContractAndRuleViolationsInOneAnswer(t *testing.T) {
+	env := newEnv(t)
+	b := withCard(validCreate())
+	b["currency"] = "JPY"                   // the contract: enum
+	b["amount"] = 10.001                    // a rule: two decimals
+	b["account_id"] = "acct_sandbox_active" // a rule: both mcc and account_id
+	card(b)["number"] = "4242424242424241"  // a rule: Luhn
+	st, body, _ := env.do("POST", "/api/v1/payments", keyA, b)
+	if st != http.StatusBadRequest {
+		t.Fatalf("status %d", st)
+	}
+	var got []string
+	for _, v := range errorOf(t, body)["errors"].([]any) {
+		v := v.(map[string]any)
+		got = append(got, v["param"].(string)+":"+v["code"].(string))
+	}
+	want := "amount:parameter_invalid,currency:parameter_invalid,mcc:parameter_conflict,payment_method.card.number:card_number_invalid"
+	if strings.Join(got, ",") != want {
+		t.Errorf("violations\n%s\nwant\n%s", strings.Join(got, ","), want)
+	}
+}

@@ -88,6 +88,9 @@ type Server struct {
 	variants  *paymock.Variants
 	seeder    Seeder
 	seeded    sync.Map // merchant id -> *sync.Once
+	// rules are operations' domain checks, also run on bodies the
+	// contract refused, by operation id.
+	rules map[string]func(m *paymock.Merchant, body []byte) []paymock.Violation
 }
 
 // ServeHTTP implements http.Handler.
@@ -132,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 		seeder:    cfg.Seeder,
 	}
 	s.pages = newPageState()
+	s.rules = map[string]func(*paymock.Merchant, []byte) []paymock.Violation{"createPayment": s.createRules}
 	e := echo.NewWithConfig(echo.Config{Logger: cfg.Logger, JSONSerializer: jsonSerializer{}})
 	e.HTTPErrorHandler = func(c *echo.Context, err error) { s.writeError(c, err) }
 	e.Pre(s.checkContract, s.recoverPanics)

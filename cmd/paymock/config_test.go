@@ -257,3 +257,12 @@ func TestRun_RejectsBadConfigWithExitCodeTwo(t *testing.T) {
 		}
 	}
 }
+
+func TestRun_RefusesABadScenarioFileAtStartWithItsLine(t *testing.T) {
+	path := writeFile(t, "scenarios.yaml", "scenarios:\n  - name: slow\n    steps:\n      - after: 30s\n        do: completed\n")
+	err := run(context.Background(), []string{"--scenarios", path, "--addr", "127.0.0.1:0"}, envOf(nil), io.Discard, io.Discard)
+	wantUsageError(t, err, path+":5:", `"completed": want complete, fail or expire`)
+	if code := exitCode(err, io.Discard); code != 2 {
+		t.Errorf("exit code = %d, want 2", code)
+	}
+}
