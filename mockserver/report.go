@@ -13,30 +13,34 @@ import (
 	"github.com/labstack/echo/v5"
 )
 
-type reportStatus struct {
+// ReportStatus is how often an operation answered one status.
+type ReportStatus struct {
 	Status   int  `json:"status"`
 	Declared bool `json:"declared"`
 	Count    int  `json:"count"`
 }
 
-type reportViolation struct {
+// ReportViolation is one distinct violation and how often it was made.
+type ReportViolation struct {
 	Param   string `json:"param,omitempty"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	Count   int    `json:"count"`
 }
 
-type reportOperation struct {
-	OperationID string            `json:"operation_id"`
-	Method      string            `json:"method"`
-	Path        string            `json:"path"`
-	Calls       int               `json:"calls"`
-	Violating   int               `json:"violating_calls"`
-	Statuses    []reportStatus    `json:"statuses"`
-	Violations  []reportViolation `json:"violations"`
+// ReportOperation is what the client did with one operation.
+type ReportOperation struct {
+	OperationID    string            `json:"operation_id"`
+	Method         string            `json:"method"`
+	Path           string            `json:"path"`
+	Calls          int               `json:"calls"`
+	ViolatingCalls int               `json:"violating_calls"`
+	Statuses       []ReportStatus    `json:"statuses"`
+	Violations     []ReportViolation `json:"violations"`
 }
 
-type reportCoverage struct {
+// ReportCoverage is how much of the contract the client exercised.
+type ReportCoverage struct {
 	Operations          float64 `json:"operations"`
 	OperationsExercised int     `json:"operations_exercised"`
 	OperationsTotal     int     `json:"operations_total"`
@@ -45,12 +49,13 @@ type reportCoverage struct {
 	StatusesTotal       int     `json:"statuses_total"`
 }
 
-type report struct {
-	Calls      int               `json:"calls"`
-	Violating  int               `json:"violating_calls"`
-	Unmatched  int               `json:"unmatched_calls"`
-	Coverage   reportCoverage    `json:"coverage"`
-	Operations []reportOperation `json:"operations"`
+// Report is the answer of GET /_sandbox/report, as `paymock report` reads it.
+type Report struct {
+	Calls          int               `json:"calls"`
+	ViolatingCalls int               `json:"violating_calls"`
+	UnmatchedCalls int               `json:"unmatched_calls"`
+	Coverage       ReportCoverage    `json:"coverage"`
+	Operations     []ReportOperation `json:"operations"`
 }
 
 // operationDecl is one operation of the contract and its declared statuses.
@@ -87,22 +92,22 @@ func (ct *contract) declaredOperations() []operationDecl {
 	return out
 }
 
-func (s *Server) buildReport(merchantID string) report {
+func (s *Server) buildReport(merchantID string) Report {
 	snap := s.journal.snapshot(merchantID)
-	r := report{Calls: snap.calls, Violating: snap.violating, Unmatched: snap.unmatched, Operations: []reportOperation{}}
+	r := Report{Calls: snap.calls, ViolatingCalls: snap.violating, UnmatchedCalls: snap.unmatched, Operations: []ReportOperation{}}
 	for _, d := range s.declared {
-		ro := reportOperation{OperationID: d.id, Method: d.method, Path: d.path, Statuses: []reportStatus{}, Violations: []reportViolation{}}
+		ro := ReportOperation{OperationID: d.id, Method: d.method, Path: d.path, Statuses: []ReportStatus{}, Violations: []ReportViolation{}}
 		oc := snap.ops[d.id]
 		if oc == nil {
 			oc = &opCounts{}
 		}
-		ro.Calls, ro.Violating = oc.calls, oc.violating
+		ro.Calls, ro.ViolatingCalls = oc.calls, oc.violating
 		r.Coverage.OperationsTotal++
 		if oc.calls > 0 {
 			r.Coverage.OperationsExercised++
 		}
 		for _, st := range d.declared {
-			ro.Statuses = append(ro.Statuses, reportStatus{Status: st, Declared: true, Count: oc.statuses[st]})
+			ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Declared: true, Count: oc.statuses[st]})
 			r.Coverage.StatusesTotal++
 			if oc.statuses[st] > 0 {
 				r.Coverage.StatusesExercised++
@@ -110,14 +115,14 @@ func (s *Server) buildReport(merchantID string) report {
 		}
 		for st, n := range oc.statuses {
 			if !slices.Contains(d.declared, st) {
-				ro.Statuses = append(ro.Statuses, reportStatus{Status: st, Count: n})
+				ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Count: n})
 			}
 		}
-		slices.SortFunc(ro.Statuses, func(a, b reportStatus) int { return a.Status - b.Status })
+		slices.SortFunc(ro.Statuses, func(a, b ReportStatus) int { return a.Status - b.Status })
 		for v, n := range oc.violations {
-			ro.Violations = append(ro.Violations, reportViolation{Param: v.Param, Code: v.Code, Message: v.Message, Count: n})
+			ro.Violations = append(ro.Violations, ReportViolation{Param: v.Param, Code: v.Code, Message: v.Message, Count: n})
 		}
-		slices.SortFunc(ro.Violations, func(a, b reportViolation) int {
+		slices.SortFunc(ro.Violations, func(a, b ReportViolation) int {
 			return strings.Compare(a.Param+"\x00"+a.Code+"\x00"+a.Message, b.Param+"\x00"+b.Code+"\x00"+b.Message)
 		})
 		r.Operations = append(r.Operations, ro)
@@ -179,7 +184,7 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-func junit(r report) ([]byte, error) {
+func junit(r Report) ([]byte, error) {
 	suite := junitSuite{Name: "paymock contract"}
 	for _, op := range r.Operations {
 		tc := junitCase{Name: op.OperationID + " " + op.Method + " " + op.Path, ClassName: "paymock.contract"}
@@ -189,7 +194,7 @@ func junit(r report) ([]byte, error) {
 				seen = append(seen, strconv.Itoa(st.Status))
 			}
 		}
-		tc.SystemOut = fmt.Sprintf("%d calls, %d violating; statuses seen: %s", op.Calls, op.Violating, strings.Join(seen, " "))
+		tc.SystemOut = fmt.Sprintf("%d calls, %d violating; statuses seen: %s", op.Calls, op.ViolatingCalls, strings.Join(seen, " "))
 		for _, v := range op.Violations {
 			name := v.Code
 			if v.Param != "" {

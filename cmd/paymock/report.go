@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/mockserver"
 )
 
 // The environment variables of "paymock report". They are not
@@ -166,47 +167,6 @@ func parseReportOptions(args []string, getenv func(string) string) (*reportOptio
 	return &o, nil
 }
 
-// contractReport is the body of GET /_sandbox/report.
-type contractReport struct {
-	Calls          int               `json:"calls"`
-	ViolatingCalls int               `json:"violating_calls"`
-	UnmatchedCalls int               `json:"unmatched_calls"`
-	Coverage       reportCoverage    `json:"coverage"`
-	Operations     []reportOperation `json:"operations"`
-}
-
-type reportCoverage struct {
-	Operations          float64 `json:"operations"`
-	OperationsExercised int     `json:"operations_exercised"`
-	OperationsTotal     int     `json:"operations_total"`
-	Statuses            float64 `json:"statuses"`
-	StatusesExercised   int     `json:"statuses_exercised"`
-	StatusesTotal       int     `json:"statuses_total"`
-}
-
-type reportOperation struct {
-	OperationID    string            `json:"operation_id"`
-	Method         string            `json:"method"`
-	Path           string            `json:"path"`
-	Calls          int               `json:"calls"`
-	ViolatingCalls int               `json:"violating_calls"`
-	Statuses       []reportStatus    `json:"statuses"`
-	Violations     []reportViolation `json:"violations"`
-}
-
-type reportStatus struct {
-	Status   int  `json:"status"`
-	Declared bool `json:"declared"`
-	Count    int  `json:"count"`
-}
-
-type reportViolation struct {
-	Param   string `json:"param"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Count   int    `json:"count"`
-}
-
 // gateError is a report whose gates did not all pass; main exits 1.
 type gateError struct{ failed []string }
 
@@ -241,7 +201,7 @@ func report(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	var rep contractReport
+	var rep mockserver.Report
 	if err := json.Unmarshal(body, &rep); err != nil {
 		return fmt.Errorf("report: GET %s: the answer is not a contract report: %v", o.url+"/_sandbox/report", err)
 	}
@@ -332,7 +292,7 @@ func serverMessage(body []byte) string {
 
 // printReport writes the table of operations, the coverage line and the
 // violations.
-func printReport(w io.Writer, rep *contractReport) {
+func printReport(w io.Writer, rep *mockserver.Report) {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(tw, "OPERATION\tMETHOD\tPATH\tCALLS\tVIOLATIONS\tSTATUSES (seen/declared)")
 	undeclared := false
@@ -417,7 +377,7 @@ func plural(n int, one, many string) string {
 
 // checkGates checks every gate asked for. It says on stdout which passed
 // and returns a gateError naming, with the figures, each that failed.
-func checkGates(stdout io.Writer, o *reportOptions, rep *contractReport) error {
+func checkGates(stdout io.Writer, o *reportOptions, rep *mockserver.Report) error {
 	var passed, failed []string
 	if o.failOnViolations {
 		if rep.ViolatingCalls > 0 {
