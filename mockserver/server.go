@@ -179,7 +179,10 @@ func (s *Server) ensureSeeded(ctx context.Context, m *paymock.Merchant) {
 	if s.seeder == nil {
 		return
 	}
-	v, _ := s.seeded.LoadOrStore(m.ID, &sync.Once{})
+	v, ok := s.seeded.Load(m.ID) // the common case allocates nothing
+	if !ok {
+		v, _ = s.seeded.LoadOrStore(m.ID, &sync.Once{})
+	}
 	v.(*sync.Once).Do(func() {
 		ps, err := s.seeder.Seed(ctx, m, s.clock.Now(m.ID), s.publicURL)
 		if err != nil {
