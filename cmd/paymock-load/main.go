@@ -1,0 +1,194 @@
+// Command paymock-load is the project's load benchmark: it drives a running
+// paymock on this machine with a mix of creates, lists and retrieves from a
+// few concurrent clients, for a bounded time and request count, and prints
+// throughput and latency percentiles per operation.
+//
+//	go run ./cmd/paymock-load --url http://127.0.0.1:8080 --clients 8 --duration 10s
+//
+// It only ever targets loopback addresses: a load test is not to leave the
+// machine.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "paymock-load:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	base        string
+	clients     int
+	duration    time.Duration
+	maxRequests int
+	key         string
+}
+
+func parse(args []string) (config, error) {
+	fs := flag.NewFlagSet("paymock-load", flag.ContinueOnError)
+	var c config
+	fs.StringVar(&c.base, "url", "http://127.0.0.1:8080", "paymock base URL (loopback only)")
+	fs.IntVar(&c.clients, "clients", 8, "concurrent clients")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to run (at most 5m)")
+	fs.IntVar(&c.maxRequests, "max-requests", 1_000_000, "stop after this many requests")
+	fs.StringVar(&c.key, "api-key", "sk_test_load", "bearer key (open mode accepts any)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	u, err := url.Parse(c.base)
+	if err != nil || u.Host == "" {
+		return c, fmt.Errorf("--url %q: want an absolute URL", c.base)
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return c, fmt.Errorf("--url %q: only loopback targets (127.0.0.0/8, ::1, localhost)", c.base)
+	}
+	if c.clients < 1 || c.clients > 256 || c.duration <= 0 || c.duration > 5*time.Minute || c.maxRequests < 1 {
+		return c, errors.New("want 1..256 clients, a duration up to 5m and a positive --max-requests")
+	}
+	return c, nil
+}
+
+const createBody = `{"amount":10.50,"currency":"USD","customer":{"email":"load@example.com","name":"Load Test"},` +
+	`"description":"load","expires_in":3600,"metadata":{"k":"v"},` +
+	`"success_url":"https://shop.example.com/ok","cancel_url":"https://shop.example.com/no","mcc":5732}`
+
+// sample is one request's operation, latency and whether it got the
+// status it should have.
+type sample struct {
+	op  string
+	d   time.Duration
+	bad bool
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	c, err := parse(args)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.duration)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.clients}, Timeout: 10 * time.Second}
+	call := func(method, path, body string, want int) (time.Duration, []byte, bool) {
+		var rd io.Reader
+		if body != "" {
+			rd = bytes.NewReader([]byte(body))
+		}
+		req, _ := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return time.Since(start), nil, true
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return time.Since(start), b, resp.StatusCode != want
+	}
+
+	var mu sync.Mutex
+	var samples []sample
+	budget := make(chan struct{}, c.maxRequests)
+	for range c.maxRequests {
+		budget <- struct{}{}
+	}
+	close(budget)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range c.clients {
+		wg.Go(func() {
+			var ids []string
+			var local []sample
+			for i := 0; ; i++ {
+				if _, ok := <-budget; !ok || ctx.Err() != nil {
+					break
+				}
+				var s sample
+				switch {
+				case i%4 == 0 || len(ids) == 0:
+					d, b, bad := call("POST", "/api/v1/payments", createBody, http.StatusCreated)
+					var p struct{ ID string }
+					if json.Unmarshal(b, &p) == nil && p.ID != "" {
+						ids = append(ids, p.ID)
+					}
+					s = sample{"create", d, bad}
+				case i%4 == 1:
+					d, _, bad := call("GET", "/api/v1/payments?per_page=10", "", http.StatusOK)
+					s = sample{"list", d, bad}
+				default:
+					d, _, bad := call("GET", "/api/v1/payments/"+ids[i%len(ids)], "", http.StatusOK)
+					s = sample{"retrieve", d, bad}
+				}
+				if ctx.Err() != nil { // cut short by the deadline: not a sample
+					break
+				}
+				local = append(local, s)
+			}
+			mu.Lock()
+			samples = append(samples, local...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	return report(out, samples, elapsed, c.clients)
+}
+
+func report(out io.Writer, samples []sample, elapsed time.Duration, clients int) error {
+	byOp := map[string][]time.Duration{}
+	bad := map[string]int{}
+	for _, s := range samples {
+		byOp[s.op] = append(byOp[s.op], s.d)
+		if s.bad {
+			bad[s.op]++
+		}
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%d requests in %s from %d clients: %.0f req/s\n", len(samples), elapsed.Round(time.Millisecond), clients,
+		float64(len(samples))/elapsed.Seconds())
+	fmt.Fprintln(tw, "op\tcount\treq/s\tp50\tp90\tp99\tmax\tbad")
+	for _, op := range []string{"create", "list", "retrieve"} {
+		ds := byOp[op]
+		if len(ds) == 0 {
+			continue
+		}
+		slices.Sort(ds)
+		q := func(p float64) time.Duration {
+			return ds[min(len(ds)-1, int(p*float64(len(ds))))].Round(time.Microsecond)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%s\t%s\t%d\n", op, len(ds), float64(len(ds))/elapsed.Seconds(),
+			q(0.5), q(0.9), q(0.99), ds[len(ds)-1].Round(time.Microsecond), bad[op])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for op, n := range bad {
+		if n > 0 {
+			return fmt.Errorf("%d %s requests got an unexpected answer", n, op)
+		}
+	}
+	return nil
+}
