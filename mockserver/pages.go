@@ -22,6 +22,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -96,16 +97,38 @@ func actionFor(k pageKind, action string, p paymock.Payment) (pageAction, bool) 
 	return pageAction{}, false
 }
 
-// pageState is what the pages keep per server: the key of their form
-// tokens, random per server start.
+// pageState is what the pages keep per server, all made once in New: the
+// key of their form tokens (random per server start), the parsed
+// templates, the stylesheet and its versioned URL, and the cross-site check.
 type pageState struct {
-	key []byte
+	key         []byte
+	templates   map[string]*template.Template
+	css         []byte
+	cssURL      string // carries a digest of the CSS, so a browser never mixes versions
+	crossOrigin *http.CrossOriginProtection
 }
 
-func newPageState() *pageState {
+func newPageState() (*pageState, error) {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key) // never fails: crypto/rand crashes the program instead
-	return &pageState{key: key}
+	templates, err := parsePageTemplates()
+	if err != nil {
+		return nil, err
+	}
+	css, err := fs.ReadFile(pageFiles, "templates/page.css")
+	if err != nil {
+		return nil, fmt.Errorf("page stylesheet: %w", err)
+	}
+	sum := sha256.Sum256(css)
+	return &pageState{
+		key:       key,
+		templates: templates,
+		css:       css,
+		cssURL:    pageCSSPath + "?v=" + hex.EncodeToString(sum[:6]),
+		// Rejects form posts a browser says come from another site: by
+		// Sec-Fetch-Site, or by an Origin that is not the request's Host.
+		crossOrigin: http.NewCrossOriginProtection(),
+	}, nil
 }
 
 // token is the form token of a payment's page: an HMAC of the page kind
@@ -127,35 +150,25 @@ func (ps *pageState) validToken(k pageKind, id, got string) bool {
 //go:embed templates
 var pageFiles embed.FS
 
-var (
-	pageTemplates = parsePageTemplates()
-	pageCSS       = mustRead(pageFiles, "templates/page.css")
-	// pageCSSURL carries a digest of the CSS, so a browser never shows a
-	// page with the stylesheet of another paymock version.
-	pageCSSURL = func() string {
-		sum := sha256.Sum256(pageCSS)
-		return pageCSSPath + "?v=" + hex.EncodeToString(sum[:6])
-	}()
-)
-
 // parsePageTemplates builds one template per page: the layout with the
 // page's own content block.
-func parsePageTemplates() map[string]*template.Template {
-	layout := template.Must(template.New("layout.html").ParseFS(pageFiles, "templates/layout.html"))
+func parsePageTemplates() (map[string]*template.Template, error) {
+	layout, err := template.New("layout.html").ParseFS(pageFiles, "templates/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("page layout: %w", err)
+	}
 	out := make(map[string]*template.Template)
 	for _, name := range []string{"checkout", "threeds", "status", "message", "redirect"} {
-		t := template.Must(layout.Clone())
-		out[name] = template.Must(t.ParseFS(pageFiles, "templates/"+name+".html"))
+		t, err := layout.Clone()
+		if err == nil {
+			t, err = t.ParseFS(pageFiles, "templates/"+name+".html")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("page %s: %w", name, err)
+		}
+		out[name] = t
 	}
-	return out
-}
-
-func mustRead(fsys fs.FS, name string) []byte {
-	b, err := fs.ReadFile(fsys, name)
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return out, nil
 }
 
 // pageHeaders are sent with every page answer. The CSP allows the page's
@@ -168,10 +181,6 @@ var pageHeaders = map[string]string{
 	"Cache-Control":           "no-store",
 	"X-Content-Type-Options":  "nosniff",
 }
-
-// crossOrigin rejects form posts that a browser says come from another
-// site: by Sec-Fetch-Site, or by an Origin that is not the request's Host.
-var crossOrigin = http.NewCrossOriginProtection()
 
 // pageView is everything a page template shows.
 type pageView struct {
@@ -321,7 +330,7 @@ func (s *Server) pageTransitionFailed(c *echo.Context, m *paymock.Merchant, id, 
 // sameOrigin refuses a post that a browser marks as cross-site, or whose
 // Origin is neither the request's host nor the public URL's origin.
 func (s *Server) sameOrigin(r *http.Request) error {
-	err := crossOrigin.Check(r)
+	err := s.pages.crossOrigin.Check(r)
 	if err == nil {
 		return nil
 	}
@@ -361,7 +370,7 @@ func (s *Server) pagePayment(ctx context.Context, k pageKind, id string) (paymoc
 }
 
 func (s *Server) baseView(title string) pageView {
-	return pageView{Title: title, CSS: pageCSSURL}
+	return pageView{Title: title, CSS: s.pages.cssURL}
 }
 
 func (s *Server) paymentView(title string, p paymock.Payment, m *paymock.Merchant) pageView {
@@ -451,7 +460,7 @@ func (s *Server) pageRedirect(c *echo.Context, to string) error {
 // renderPage writes a page with the security headers every page carries.
 func (s *Server) renderPage(c *echo.Context, status int, name string, v pageView) error {
 	var b bytes.Buffer
-	if err := pageTemplates[name].ExecuteTemplate(&b, "layout.html", v); err != nil {
+	if err := s.pages.templates[name].ExecuteTemplate(&b, "layout.html", v); err != nil {
 		s.log.ErrorContext(c.Request().Context(), "render page", "page", name, "error", err)
 		b.Reset()
 		b.WriteString(`<!doctype html><html lang="en"><meta charset="utf-8"><title>Error · paymock</title><h1>Something went wrong</h1><p>This page could not be shown. This is a paymock bug; the server log has the details.</p></html>`)
@@ -469,5 +478,5 @@ func (s *Server) pageAsset(c *echo.Context) error {
 	h := c.Response().Header()
 	h.Set("Cache-Control", "public, max-age=86400")
 	h.Set("X-Content-Type-Options", "nosniff")
-	return c.Blob(http.StatusOK, "text/css; charset=utf-8", pageCSS)
+	return c.Blob(http.StatusOK, "text/css; charset=utf-8", s.pages.css)
 }

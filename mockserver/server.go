@@ -134,7 +134,9 @@ func New(cfg Config) (*Server, error) {
 		variants:  cfg.Variants,
 		seeder:    cfg.Seeder,
 	}
-	s.pages = newPageState()
+	if s.pages, err = newPageState(); err != nil {
+		return nil, err
+	}
 	s.rules = map[string]func(*paymock.Merchant, []byte) []paymock.Violation{"createPayment": s.createRules}
 	e := echo.NewWithConfig(echo.Config{Logger: cfg.Logger, JSONSerializer: jsonSerializer{}})
 	e.HTTPErrorHandler = func(c *echo.Context, err error) { s.writeError(c, err) }
