@@ -326,6 +326,11 @@ func schemaViolation(se *openapi3.SchemaError, base string) paymock.Violation {
 		}
 	case "enum":
 		v.Message = name + " must be one of " + joinEnum(s.Enum)
+	case "nullable":
+		v.Message = name + " must not be null"
+		if s.Type != nil && len(s.Type.Slice()) > 0 {
+			v.Message += ": it must be " + article(s.Type.Slice())
+		}
 	case "exclusiveMinimum":
 		v.Message = fmt.Sprintf("%s must be greater than %v", name, num(s.Min))
 	case "exclusiveMaximum":

@@ -505,6 +505,7 @@ func TestRequests_RejectMalformedBodies(t *testing.T) {
 		{"not JSON", "application/json", `{"amount": 1,`, 400, "invalid_json"},
 		{"empty body", "application/json", ``, 400, "body_missing"},
 		{"JSON array", "application/json", `[1,2]`, 400, "parameter_invalid"},
+		{"JSON null", "application/json", `null`, 400, "parameter_invalid"},
 		{"form body", "application/x-www-form-urlencoded", `amount=1`, 415, "unsupported_media_type"},
 		{"no content type", "", `{}`, 415, "unsupported_media_type"},
 		{"too large", "application/json", `{"description":"` + strings.Repeat("x", 5000) + `"}`, 413, "body_too_large"},
@@ -611,6 +612,7 @@ func TestMessages_NameBoundsAsPeopleWriteThem(t *testing.T) {
 		{"/api/v1/payments", map[string]any{"amount": 0}, "amount must be greater than 0"},
 		{"/api/v1/payments", map[string]any{"amount": 1e9}, "amount must be at most 999999999.99"},
 		{"/api/v1/payments", map[string]any{"expires_in": 9999999}, "expires_in must be at most 2592000"},
+		{"/api/v1/payments", map[string]any{"customer": nil}, "customer must not be null: it must be an object"},
 	}
 	for _, tc := range tests {
 		method := "GET"
