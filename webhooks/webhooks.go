@@ -61,6 +61,10 @@ type Config struct {
 	Workers int           // default 4
 	// QueueSize bounds the deliveries waiting for a worker; default 1024.
 	QueueSize int
+	// MaxEvents bounds each merchant's event journal; default 10,000.
+	// Past it the oldest events whose deliveries are all finished are
+	// forgotten; an event with a delivery still pending is always kept.
+	MaxEvents int
 	// Client posts the deliveries. Default: a client that follows no
 	// redirects (a 3xx is a failed attempt).
 	Client *http.Client
@@ -93,15 +97,16 @@ const (
 // was not called, so a forgotten Start cannot stall deliveries. New starts
 // no goroutine.
 type Dispatcher struct {
-	log      *slog.Logger
-	sched    Scheduler
-	clock    Clock
-	defaults []endpoint
-	retry    []time.Duration
-	timeout  time.Duration
-	workers  int
-	client   *http.Client
-	now      func() time.Time
+	log       *slog.Logger
+	sched     Scheduler
+	clock     Clock
+	defaults  []endpoint
+	retry     []time.Duration
+	timeout   time.Duration
+	workers   int
+	maxEvents int // per merchant journal
+	client    *http.Client
+	now       func() time.Time
 
 	queue      chan job
 	stop       chan struct{}   // closed when Close begins
@@ -142,6 +147,39 @@ type journal struct {
 	// chains: per payment id and endpoint URL, the unfinished deliveries in
 	// order. Only the head is ever queued, in flight or scheduled.
 	chains map[string][]*delivery
+}
+
+// DefaultMaxEvents is how many events a merchant's journal keeps at least.
+const DefaultMaxEvents = 10000
+
+// trimLocked forgets the oldest events past max whose deliveries are all
+// finished, so the journal stays bounded; the caller holds d.mu.
+func (j *journal) trimLocked(max int) {
+	over := len(j.events) - max
+	if over <= 0 {
+		return
+	}
+	kept := j.events[:0]
+	for _, e := range j.events {
+		if over > 0 && e.finishedLocked() {
+			delete(j.byID, e.ev.ID)
+			over--
+			continue
+		}
+		kept = append(kept, e)
+	}
+	clear(j.events[len(kept):]) // let the forgotten ones be collected
+	j.events = kept
+}
+
+// finishedLocked reports whether no delivery of the event is pending.
+func (e *eventEntry) finishedLocked() bool {
+	for _, del := range e.deliveries {
+		if del.state == StatePending {
+			return false
+		}
+	}
+	return true
 }
 
 func newJournal() *journal {
@@ -218,6 +256,12 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, errors.New("webhooks: Workers must not be negative")
 	case cfg.QueueSize < 0:
 		return nil, errors.New("webhooks: QueueSize must not be negative")
+	case cfg.MaxEvents < 0:
+		return nil, errors.New("webhooks: MaxEvents must not be negative")
+	}
+	d.maxEvents = cfg.MaxEvents
+	if d.maxEvents == 0 {
+		d.maxEvents = DefaultMaxEvents
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -331,6 +375,7 @@ func (d *Dispatcher) Publish(ctx context.Context, m *paymock.Merchant, ev paymoc
 	entry := &eventEntry{j: ms.j, ev: ev, endpoints: slots}
 	ms.j.events = append(ms.j.events, entry)
 	ms.j.byID[ev.ID] = entry
+	ms.j.trimLocked(d.maxEvents)
 	closed := d.closed
 	d.startLocked()
 	jobs := d.newRoundLocked(ms, entry)

@@ -804,3 +804,44 @@ func TestIdleRespectsContext(t *testing.T) {
 	release()
 	idle(t, d, "acme")
 }
+
+func TestJournal_IsBoundedButKeepsPendingEvents(t *testing.T) {
+	failing := true
+	var mu sync.Mutex
+	rcv := newReceiver(t, func(h hit, _ int) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing && h.id == "evt_0" {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	clock := newFakeClock()
+	d := newDispatcher(t, clock, Config{MaxEvents: 3, Retry: []time.Duration{time.Hour}})
+	m := merchant("acme", rcv.endpoint())
+	for i := range 6 {
+		publish(t, d, m, event(t, "acme", fmt.Sprintf("evt_%d", i), fmt.Sprintf("pay_%d", i)))
+		idle(t, d, "acme")
+	}
+	recs, total := d.Events("acme", 0, 100)
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.ID)
+	}
+	// evt_0 waits for its retry, so it stays; of the finished ones, the
+	// newest fill the bound.
+	if total != 3 || strings.Join(ids, ",") != "evt_5,evt_4,evt_0" {
+		t.Errorf("journal holds %d: %v", total, ids)
+	}
+	if _, ok := d.Event("acme", "evt_1"); ok {
+		t.Error("a trimmed event is still found")
+	}
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	clock.Advance("acme", time.Hour)
+	idle(t, d, "acme")
+	if r, ok := d.Event("acme", "evt_0"); !ok || r.Deliveries[0].State != StateDelivered {
+		t.Errorf("the kept event did not finish: %+v", r)
+	}
+}
