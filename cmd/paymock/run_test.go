@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -301,5 +302,22 @@ func TestRun_FailsWhenAddressIsTaken(t *testing.T) {
 	}
 	if code := exitCode(err, io.Discard); code != 1 {
 		t.Errorf("exit code = %d, want 1", code)
+	}
+}
+
+func TestRun_LogsTheSeedSoARunCanBeRepeated(t *testing.T) {
+	r := startRun(t, []string{"--addr", "127.0.0.1:0", "--seed", "42"}, nil, hooks{})
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.stderr.String(), "seed=42") {
+		t.Errorf("the start log lacks seed=42:\n%s", r.stderr)
+	}
+	drawn := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{})
+	if err := drawn.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`seed=[0-9]+ `).MatchString(drawn.stderr.String()) {
+		t.Errorf("a drawn seed is not logged:\n%s", drawn.stderr)
 	}
 }

@@ -88,8 +88,9 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 
 	store := paymock.NewMemoryStore()
 	ids := paymock.NewIDs(opts.seed)
-	// One seed drives ids, variants and fake data; without --seed it is
-	// drawn at random (and logged, so a run can be repeated).
+	// One seed drives ids, variants and fake data. Without --seed, ids come
+	// from crypto/rand (unguessable), and the seed of variants and fake
+	// data is drawn at random and logged, so those can be had again.
 	seed := randomSeed()
 	if opts.seed != nil {
 		seed = *opts.seed
@@ -150,7 +151,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		srv.RegisterOnShutdown(h.shuttingDown)
 	}
 
-	logStart(logger, opts, merchants, bound, publicURL)
+	logStart(logger, opts, merchants, bound, publicURL, seed)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -190,7 +191,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 
 // logStart logs how the server runs. It names merchants and counts keys;
 // it never logs a key or a webhook secret.
-func logStart(logger *slog.Logger, opts *options, merchants *paymock.Merchants, bound, publicURL string) {
+func logStart(logger *slog.Logger, opts *options, merchants *paymock.Merchants, bound, publicURL string, seed uint64) {
 	mode := "configured"
 	keys := 0
 	if merchants.Open() {
@@ -215,6 +216,7 @@ func logStart(logger *slog.Logger, opts *options, merchants *paymock.Merchants, 
 		"api_keys", keys,
 		"clock", string(opts.clockMode),
 		"webhook_urls", len(opts.webhookURLs),
+		"seed", seed,
 		"variants", opts.variants,
 		"fake_payments", opts.fakePayments,
 		"scenarios", opts.scenariosPath,
