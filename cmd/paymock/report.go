@@ -388,20 +388,22 @@ func checkGates(stdout io.Writer, o *reportOptions, rep *mockserver.Report) erro
 		}
 	}
 	c := rep.Coverage
-	if o.minCoverage != nil {
-		name := "--min-coverage " + strconv.FormatFloat(*o.minCoverage, 'f', -1, 64)
-		if c.Operations < *o.minCoverage {
-			failed = append(failed, fmt.Sprintf("%s: operations coverage is %s (%d/%d), below %s",
-				name, percent(c.Operations), c.OperationsExercised, c.OperationsTotal, percent(*o.minCoverage)))
-		} else {
-			passed = append(passed, name)
+	for _, g := range []struct {
+		flag, what    string
+		min           *float64
+		got           float64
+		exercised, of int
+	}{
+		{"--min-coverage", "operations", o.minCoverage, c.Operations, c.OperationsExercised, c.OperationsTotal},
+		{"--min-status-coverage", "status", o.minStatus, c.Statuses, c.StatusesExercised, c.StatusesTotal},
+	} {
+		if g.min == nil {
+			continue
 		}
-	}
-	if o.minStatus != nil {
-		name := "--min-status-coverage " + strconv.FormatFloat(*o.minStatus, 'f', -1, 64)
-		if c.Statuses < *o.minStatus {
-			failed = append(failed, fmt.Sprintf("%s: status coverage is %s (%d/%d), below %s",
-				name, percent(c.Statuses), c.StatusesExercised, c.StatusesTotal, percent(*o.minStatus)))
+		name := g.flag + " " + strconv.FormatFloat(*g.min, 'f', -1, 64)
+		if g.got < *g.min {
+			failed = append(failed, fmt.Sprintf("%s: %s coverage is %s (%d/%d), below %s",
+				name, g.what, percent(g.got), g.exercised, g.of, percent(*g.min)))
 		} else {
 			passed = append(passed, name)
 		}
