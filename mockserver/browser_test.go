@@ -224,6 +224,17 @@ func (b *browserEnv) text(sel string) string {
 }
 
 // count is how many elements match a CSS selector.
+// wantStatusPage opens a final payment's page, checks it shows status and
+// offers no action at all, and saves its screenshots as status-<status>.
+func (b *browserEnv) wantStatusPage(u, status string) {
+	b.t.Helper()
+	b.open(u, `[data-status="`+status+`"]`)
+	if n := b.count("form, button, [data-action]"); n != 0 {
+		b.t.Errorf("%d actions on a %s payment's page", n, status)
+	}
+	b.screenshot("status-" + status)
+}
+
 func (b *browserEnv) count(sel string) int {
 	b.t.Helper()
 	n, err := chromedp.Run(b.tab, chromedp.Evaluate[int](fmt.Sprintf("document.querySelectorAll(%q).length", sel)))
@@ -318,11 +329,7 @@ func TestBrowser_CheckoutPay(t *testing.T) {
 	b.wantOneWebhook("payment.completed", id, "completed")
 
 	// Back to the page: it shows the outcome and offers nothing.
-	b.open(u, `[data-status="completed"]`)
-	if n := b.count("form, button"); n != 0 {
-		t.Errorf("%d forms and buttons on a completed payment's page", n)
-	}
-	b.screenshot("status-completed")
+	b.wantStatusPage(u, "completed")
 }
 
 func TestBrowser_CheckoutCancel(t *testing.T) {
@@ -355,11 +362,7 @@ func TestBrowser_CheckoutFail(t *testing.T) {
 		t.Errorf("status %v", s)
 	}
 	b.wantOneWebhook("payment.failed", id, "failed")
-	b.open(u, `[data-status="failed"]`)
-	if n := b.count("form, button"); n != 0 {
-		t.Errorf("%d forms and buttons on a failed payment's page", n)
-	}
-	b.screenshot("status-failed")
+	b.wantStatusPage(u, "failed")
 }
 
 func TestBrowser_ThreeDSApprove(t *testing.T) {
@@ -419,14 +422,10 @@ func TestBrowser_ExpiredPaymentPage(t *testing.T) {
 	b := newBrowserEnv(t)
 	id, u := b.createPayment(func(body map[string]any) { body["expires_in"] = 600 })
 	b.advance(keyA, 600)
-	b.open(u, `[data-status="expired"]`)
+	b.wantStatusPage(u, "expired")
 	if got := b.text("main"); !strings.Contains(got, "Payment expired") {
 		t.Errorf("page text:\n%s", got)
 	}
-	if n := b.count("form, button, [data-action]"); n != 0 {
-		t.Errorf("%d actions on an expired payment's page", n)
-	}
-	b.screenshot("status-expired")
 	if s := b.get(keyA, id)["status"]; s != "expired" {
 		t.Errorf("status %v", s)
 	}
