@@ -1,0 +1,50 @@
+// Package faults decides which requests and webhook deliveries fail on
+// purpose: fault rules, their validation, the Paymock-Fault header, rule
+// files, and per-merchant rule books that match, count down and draw.
+//
+// It knows nothing of HTTP or of the webhook sender: the request chain asks
+// MatchAPI (or ParseHeader) and applies the effect of the rule it gets; the
+// sender asks MatchWebhook for each delivery.
+//
+// # Rules as the control API shows them
+//
+// POST /_sandbox/faults answers, and GET /_sandbox/faults lists, rules in
+// the shape of Rule after Normalize, with the read-only fields filled:
+//
+//	{"id": "flt_...", "source": "api", "target": "api",
+//	 "operation": "createPayment", "status": 503, "when": "before",
+//	 "times": 2, "remaining": 1, "hits": 1, "probability": 1}
+//
+//	{"id": "flt_...", "source": "faults.yaml:7", "target": "webhooks",
+//	 "event_type": "payment.completed", "reorder": true, "window_ms": 1000,
+//	 "probability": 0.5, "hits": 0}
+//
+// Effect fields that are not set are left out; "times" and "remaining" are
+// left out for a rule that lasts until removed; "hits" and "probability"
+// are always there. "source" is "api", "header", or "file:line" for rules
+// from --faults FILE.
+//
+// # Which rule wins
+//
+// A request or delivery is shaped by one rule at most. The header comes
+// first (the request chain checks it before calling MatchAPI). Then rules
+// are tried in this order, and the first whose probability draw succeeds
+// fires:
+//
+//  1. rules set through the control API before rules from the file;
+//  2. within each, rules naming the operation (or event type) before
+//     rules for any ("*" or no event_type);
+//  3. then API rules newest first, file rules in file order.
+//
+// A rule with probability below 1 that loses its draw is skipped, and the
+// next one is tried. Draws come from a PCG stream seeded with the run's
+// seed and the merchant id, so the same calls in the same order give the
+// same hits in every run with that seed.
+//
+// # File rules and merchants
+//
+// Rules from the file apply to every merchant, each merchant with its own
+// countdown of their times and hits. A merchant can delete a file rule, or
+// clear all its rules, for itself only; a sandbox reset (Set.Reset) brings
+// the file rules back with fresh counts and restarts the merchant's draws.
+package faults
