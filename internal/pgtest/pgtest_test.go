@@ -1,0 +1,68 @@
+// Tests of the throwaway cluster: it starts, each URL is its own database,
+// and databases are dropped when their test ends.
+
+package pgtest_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/paymock/paymock/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func TestURL_GivesEachTestItsOwnEmptyDatabase(t *testing.T) {
+	ctx := t.Context()
+	var names []string
+	for range 2 {
+		conn, err := pgx.Connect(ctx, pgtest.URL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		var name string
+		var tables int
+		if err := conn.QueryRow(ctx, `SELECT current_database(), (SELECT count(*) FROM pg_tables WHERE schemaname = 'public')`).Scan(&name, &tables); err != nil {
+			t.Fatal(err)
+		}
+		if tables != 0 {
+			t.Errorf("%s has %d tables, want an empty database", name, tables)
+		}
+		if _, err := conn.Exec(ctx, `CREATE TABLE t (x int)`); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if names[0] == names[1] {
+		t.Errorf("two URLs name the same database %s", names[0])
+	}
+}
+
+func TestURL_DropsTheDatabaseAtTheEndOfTheTest(t *testing.T) {
+	ctx := t.Context()
+	var name string
+	t.Run("user", func(t *testing.T) {
+		conn, err := pgx.Connect(ctx, pgtest.URL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Left open on purpose: the drop must not wait for it.
+		if err := conn.QueryRow(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+	})
+	conn, err := pgx.Connect(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if name == "" || n != 0 {
+		t.Errorf("database %q still exists after its test (%d)", name, n)
+	}
+}
