@@ -5,25 +5,12 @@ package mockserver
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract"
 )
-
-// statusError is a domain error with the HTTP status it must be answered
-// with, for the cases whose status the error type alone does not fix
-// (405, 413 and 415 are all invalid_request_error).
-type statusError struct {
-	status int
-	err    *paymock.Error
-}
-
-func (e *statusError) Error() string { return e.err.Error() }
-func (e *statusError) Unwrap() error { return e.err }
-
-func withStatus(status int, t paymock.ErrorType, code, msg string) *statusError {
-	return &statusError{status: status, err: &paymock.Error{Type: t, Code: code, Message: msg}}
-}
 
 var statusOfType = map[paymock.ErrorType]int{
 	paymock.InvalidRequest: http.StatusBadRequest,
@@ -51,9 +38,9 @@ type errorDetail struct {
 // classify turns any error into a status and a domain error. Unknown
 // errors are bugs: they become a 500 that says nothing of the internals.
 func classify(err error) (int, *paymock.Error) {
-	var se *statusError
+	var se *contract.StatusError
 	if errors.As(err, &se) {
-		return se.status, se.err
+		return se.Status, se.Err
 	}
 	if de, ok := paymock.AsError(err); ok {
 		if s, ok := statusOfType[de.Type]; ok {
@@ -91,6 +78,10 @@ func (s *Server) writeError(c *echo.Context, err error) {
 	h := c.Response().Header()
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", "Bearer")
+	}
+	var se *contract.StatusError
+	if errors.As(err, &se) && len(se.Allow) > 0 {
+		h.Set("Allow", strings.Join(se.Allow, ", "))
 	}
 	if err := c.JSONBlob(status, encodeError(de)); err != nil {
 		s.log.DebugContext(c.Request().Context(), "writing an error answer failed", "error", err)

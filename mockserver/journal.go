@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract"
 )
 
 // DefaultJournalSize is how many requests a merchant's journal keeps.
@@ -49,7 +51,7 @@ type merchantJournal struct {
 }
 
 // journal holds every merchant's requests, bounded per merchant.
-type journal struct {
+type requestJournal struct {
 	size      int
 	mu        sync.Mutex
 	merchants map[string]*merchantJournal
@@ -57,17 +59,17 @@ type journal struct {
 
 // newJournal returns a journal keeping size requests per merchant: the
 // default for 0, none at all (nil) for a negative size.
-func newJournal(size int) *journal {
+func newJournal(size int) *requestJournal {
 	if size < 0 {
 		return nil
 	}
 	if size == 0 {
 		size = DefaultJournalSize
 	}
-	return &journal{size: size, merchants: make(map[string]*merchantJournal)}
+	return &requestJournal{size: size, merchants: make(map[string]*merchantJournal)}
 }
 
-func (j *journal) merchantLocked(id string) *merchantJournal {
+func (j *requestJournal) merchantLocked(id string) *merchantJournal {
 	mj := j.merchants[id]
 	if mj == nil {
 		mj = &merchantJournal{ops: make(map[string]*opCounts)}
@@ -79,7 +81,7 @@ func (j *journal) merchantLocked(id string) *merchantJournal {
 // record adds one request. violating says the contract check refused it;
 // counted says it is a call of the service API, which the report covers
 // (control API calls are journalled, not counted).
-func (j *journal) record(merchantID string, e journalEntry, violating, counted bool) {
+func (j *requestJournal) record(merchantID string, e journalEntry, violating, counted bool) {
 	if j == nil {
 		return
 	}
@@ -131,7 +133,7 @@ func (f requestFilter) match(e journalEntry) bool {
 
 // list returns entries newest first, after offset, at most limit, and how
 // many match in all. The ring is bounded, so a scan of it is too.
-func (j *journal) list(merchantID string, f requestFilter, offset, limit int) ([]journalEntry, int) {
+func (j *requestJournal) list(merchantID string, f requestFilter, offset, limit int) ([]journalEntry, int) {
 	out := []journalEntry{}
 	if j == nil {
 		return out, 0
@@ -158,7 +160,7 @@ func (j *journal) list(merchantID string, f requestFilter, offset, limit int) ([
 }
 
 // reset forgets a merchant's requests and counters.
-func (j *journal) reset(merchantID string) {
+func (j *requestJournal) reset(merchantID string) {
 	if j == nil {
 		return
 	}
@@ -168,7 +170,7 @@ func (j *journal) reset(merchantID string) {
 }
 
 // snapshot copies a merchant's counters for the report.
-func (j *journal) snapshot(merchantID string) merchantJournal {
+func (j *requestJournal) snapshot(merchantID string) merchantJournal {
 	if j == nil {
 		return merchantJournal{}
 	}
@@ -189,4 +191,36 @@ func (j *journal) snapshot(merchantID string) merchantJournal {
 func durationMS(d time.Duration) float64 {
 	ms, _ := strconv.ParseFloat(strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64), 64)
 	return ms
+}
+
+// journalRequest records a finished exchange in its merchant's journal. A
+// request refused before its key was checked belongs to the key's
+// merchant when the key is good; with no good key it belongs to nobody.
+func (s *Server) journalRequest(c *echo.Context, x *exchange) {
+	m := x.caller
+	if m == nil {
+		return
+	}
+	r := c.Request()
+	e := journalEntry{
+		ID:         x.id,
+		At:         paymock.FormatTime(s.clock.Now(m.ID)),
+		Method:     x.method,
+		Path:       contract.ShortPath(r.URL.Path),
+		Query:      contract.ShortPath(r.URL.RawQuery),
+		Status:     x.rec.status,
+		DurationMS: durationMS(time.Since(x.start)),
+		Variant:    x.variant,
+	}
+	if x.route != nil {
+		e.Operation = x.route.OperationID()
+	}
+	if x.refused && x.err != nil {
+		_, de := classify(x.err)
+		e.Violations = de.Violations
+		if len(e.Violations) == 0 {
+			e.Violations = []paymock.Violation{{Param: de.Param, Code: de.Code, Message: de.Message}}
+		}
+	}
+	s.journal.record(m.ID, e, x.refused, x.doc == s.docs.Service)
 }

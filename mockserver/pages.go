@@ -32,7 +32,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/lifecycle"
 )
 
 // Page paths besides the two page kinds' own (checkoutPath, threeDSPath).
@@ -401,7 +401,7 @@ func (s *Server) pendingView(k pageKind, p paymock.Payment, m *paymock.Merchant,
 	v.ExpiresIn = formatTimeLeft(p.ExpiresAt.Sub(now))
 	v.ExpiresAt = paymock.FormatTime(p.ExpiresAt)
 	v.ExpiresText = pageTime(p.ExpiresAt)
-	v.Frozen = s.lifecycle.ClockMode() == scenarios.ClockFrozen
+	v.Frozen = s.lifecycle.ClockMode() == lifecycle.ClockFrozen
 	v.Declines3DS = p.Declines3DS
 	return v
 }

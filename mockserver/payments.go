@@ -12,7 +12,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/lifecycle"
 )
 
 // Paths of the hosted pages, relative to the public URL.
@@ -25,7 +25,7 @@ func (s *Server) createPayment(c *echo.Context) error {
 	ctx := c.Request().Context()
 	m := merchantOf(c)
 	var req paymock.CreateRequest
-	dec := json.NewDecoder(bytes.NewReader(c.Get(keyBody).([]byte)))
+	dec := json.NewDecoder(bytes.NewReader(bodyOf(c)))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
@@ -50,13 +50,13 @@ func (s *Server) createPayment(c *echo.Context) error {
 	customer := paymock.Customer{ID: cusID, Email: req.Customer.Email, Name: req.Customer.Name}
 	p := paymock.NewPayment(v, m, id, customer, s.publicURL+page+id, now)
 	if req.PaymentMethod != nil && req.PaymentMethod.Card != nil {
-		c, _ := scenarios.CardFor(req.PaymentMethod.Card.Number)
+		c, _ := lifecycle.CardFor(req.PaymentMethod.Card.Number)
 		p.Declines3DS = c.DeclineOn3DS
 	}
 	if err := s.store.Insert(ctx, p); err != nil {
 		return fmt.Errorf("store payment: %w", err)
 	}
-	trigger := scenarios.Trigger{}
+	trigger := lifecycle.Trigger{}
 	if req.PaymentMethod != nil && req.PaymentMethod.Card != nil {
 		trigger.CardNumber = req.PaymentMethod.Card.Number
 	}
@@ -216,7 +216,7 @@ func queryInt(c *echo.Context, name string, def int64) (int64, error) {
 // journal.
 func (s *Server) encoding(c *echo.Context) paymock.Encoding {
 	enc := s.variants.Next()
-	c.Set(keyVariant, enc.String())
+	exchangeOf(c).variant = enc.String()
 	return enc
 }
 

@@ -58,46 +58,12 @@ type Report struct {
 	Operations     []ReportOperation `json:"operations"`
 }
 
-// operationDecl is one operation of the contract and its declared statuses.
-type operationDecl struct {
-	id, method, path string
-	declared         []int
-}
-
-// declaredOperations lists the contract's operations in document order of
-// paths (sorted) and methods, with their numeric response statuses.
-func (ct *contract) declaredOperations() []operationDecl {
-	var out []operationDecl
-	paths := ct.doc.Paths.InMatchingOrder()
-	slices.Sort(paths)
-	for _, p := range paths {
-		item := ct.doc.Paths.Value(p)
-		methods := make([]string, 0)
-		for m := range item.Operations() {
-			methods = append(methods, m)
-		}
-		slices.Sort(methods)
-		for _, m := range methods {
-			op := item.GetOperation(m)
-			d := operationDecl{id: op.OperationID, method: m, path: p}
-			for code := range op.Responses.Map() {
-				if n, err := strconv.Atoi(code); err == nil {
-					d.declared = append(d.declared, n)
-				}
-			}
-			slices.Sort(d.declared)
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
 func (s *Server) buildReport(merchantID string) Report {
 	snap := s.journal.snapshot(merchantID)
 	r := Report{Calls: snap.calls, ViolatingCalls: snap.violating, UnmatchedCalls: snap.unmatched, Operations: []ReportOperation{}}
-	for _, d := range s.declared {
-		ro := ReportOperation{OperationID: d.id, Method: d.method, Path: d.path, Statuses: []ReportStatus{}, Violations: []ReportViolation{}}
-		oc := snap.ops[d.id]
+	for _, d := range s.docs.Service.Operations() {
+		ro := ReportOperation{OperationID: d.ID, Method: d.Method, Path: d.Path, Statuses: []ReportStatus{}, Violations: []ReportViolation{}}
+		oc := snap.ops[d.ID]
 		if oc == nil {
 			oc = &opCounts{}
 		}
@@ -106,7 +72,7 @@ func (s *Server) buildReport(merchantID string) Report {
 		if oc.calls > 0 {
 			r.Coverage.OperationsExercised++
 		}
-		for _, st := range d.declared {
+		for _, st := range d.Statuses {
 			ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Declared: true, Count: oc.statuses[st]})
 			r.Coverage.StatusesTotal++
 			if oc.statuses[st] > 0 {
@@ -114,7 +80,7 @@ func (s *Server) buildReport(merchantID string) Report {
 			}
 		}
 		for st, n := range oc.statuses {
-			if !slices.Contains(d.declared, st) {
+			if !slices.Contains(d.Statuses, st) {
 				ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Count: n})
 			}
 		}

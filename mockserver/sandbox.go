@@ -44,7 +44,7 @@ func (s *Server) advanceClock(c *echo.Context) error {
 	var req struct {
 		Seconds int64 `json:"seconds"`
 	}
-	if err := json.NewDecoder(bytes.NewReader(c.Get(keyBody).([]byte))).Decode(&req); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(bodyOf(c))).Decode(&req); err != nil {
 		return fmt.Errorf("decode a validated advance body: %w", err)
 	}
 	m := merchantOf(c)

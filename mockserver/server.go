@@ -15,7 +15,8 @@ import (
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/lifecycle"
 )
 
 // Authenticator maps a bearer key to its merchant, and a merchant id back
@@ -51,7 +52,7 @@ type Config struct {
 	// BodyLimit is the largest request body in bytes; 0 means 1 MiB.
 	BodyLimit int64
 	// Lifecycle moves payments to their outcomes and emits their events.
-	Lifecycle *scenarios.Engine
+	Lifecycle *lifecycle.Engine
 	// JournalSize is how many requests each merchant's journal keeps;
 	// 0 means DefaultJournalSize, and a negative size turns the journal
 	// (and so the report) off.
@@ -79,12 +80,10 @@ type Server struct {
 	clock     Clock
 	publicURL string
 	bodyLimit int64
-	api       *contract
-	sandbox   *contract
-	lifecycle *scenarios.Engine
+	docs      *contract.Documents
+	lifecycle *lifecycle.Engine
 	pages     *pageState
-	journal   *journal
-	declared  []operationDecl // the service contract's operations, for the report
+	journal   *requestJournal
 	variants  *paymock.Variants
 	seeder    Seeder
 	seeded    sync.Map // merchant id -> *sync.Once
@@ -110,11 +109,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://localhost:8080"
 	}
-	api, err := loadContract(paymock.Documents, "openapi.yaml")
-	if err != nil {
-		return nil, err
-	}
-	sandbox, err := loadContract(paymock.Documents, "sandbox/openapi.yaml")
+	docs, err := contract.Embedded()
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +121,9 @@ func New(cfg Config) (*Server, error) {
 		clock:     cfg.Clock,
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		bodyLimit: cfg.BodyLimit,
-		api:       api,
-		sandbox:   sandbox,
+		docs:      docs,
 		lifecycle: cfg.Lifecycle,
 		journal:   newJournal(cfg.JournalSize), // nil when turned off
-		declared:  api.declaredOperations(),
 		variants:  cfg.Variants,
 		seeder:    cfg.Seeder,
 	}
@@ -140,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 	s.rules = map[string]func(*paymock.Merchant, []byte) []paymock.Violation{"createPayment": s.createRules}
 	e := echo.NewWithConfig(echo.Config{Logger: cfg.Logger, JSONSerializer: jsonSerializer{}})
 	e.HTTPErrorHandler = func(c *echo.Context, err error) { s.writeError(c, err) }
-	e.Pre(s.checkContract, s.recoverPanics)
+	e.Pre(s.chain()...)
 
 	e.GET("/healthz", s.healthz)
 	e.GET("/openapi.yaml", s.openapi)
@@ -202,7 +195,7 @@ func (s *Server) ensureSeeded(ctx context.Context, m *paymock.Merchant) {
 				continue
 			}
 			if p.Status == paymock.StatusPending {
-				s.lifecycle.Created(ctx, m, p, scenarios.Trigger{})
+				s.lifecycle.Created(ctx, m, p, lifecycle.Trigger{})
 			}
 		}
 		s.log.InfoContext(ctx, "fake payments loaded", "merchant", m.ID, "count", len(ps))

@@ -20,7 +20,7 @@ npx --yes @redocly/cli@2.77.0 lint --format=stylish openapi.yaml sandbox/openapi
 
 echo "== chromium for the browser tests of the hosted pages"
 # The hosted pages are tested end to end in Debian's headless Chromium
-# (mockserver/browser_test.go). PAYMOCK_SKIP_BROWSER=1 skips those tests,
+# (sandbox/browser_test.go). PAYMOCK_SKIP_BROWSER=1 skips those tests,
 # and this install with them.
 if [ "${PAYMOCK_SKIP_BROWSER:-}" != 1 ] && [ -z "${CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
   sudo=""
@@ -52,4 +52,4 @@ echo "== the HTTP suite again, with the server rotating every response variant"
 # Every answer and webhook of the whole mockserver suite is validated
 # against the contract while the server sends amounts as strings,
 # "succeeded" and no payment_link, chosen per response.
-PAYMOCK_TEST_VARIANTS=all go test -count=1 ./mockserver "$@"
+PAYMOCK_TEST_VARIANTS=all go test -count=1 ./sandbox "$@"

@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/mockserver"
-	"github.com/paymock/paymock/scenarios"
-	"github.com/paymock/paymock/webhooks"
+	"github.com/paymock/paymock/sandbox"
 )
 
 func TestParse_RefusesTargetsOffThisMachine(t *testing.T) {
@@ -35,23 +32,13 @@ func TestParse_RefusesTargetsOffThisMachine(t *testing.T) {
 // TestRun_DrivesARealServer runs a short, bounded load against a real
 // paymock and checks every request got the answer it should.
 func TestRun_DrivesARealServer(t *testing.T) {
-	ms, _ := paymock.NewMerchants(nil)
-	clocks, _ := scenarios.NewClocks(scenarios.ClockConfig{})
-	store, ids := paymock.NewMemoryStore(), paymock.NewIDs(nil)
-	sched := scenarios.NewScheduler(clocks)
-	hooks, err := webhooks.New(webhooks.Config{Scheduler: sched, Clock: clocks})
+	sb, err := sandbox.New(sandbox.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := scenarios.NewEngine(scenarios.Config{Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mockserver.New(mockserver.Config{Store: store, Merchants: ms, IDs: ids, Clock: clocks, Lifecycle: engine})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
+	sb.Start()
+	defer sb.Close(context.Background())
+	ts := httptest.NewServer(sb.Handler())
 	defer ts.Close()
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

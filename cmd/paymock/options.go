@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/mockserver"
-	"github.com/paymock/paymock/scenarios"
 )
 
 // envPrefix starts the environment variable of every flag:
@@ -33,7 +33,7 @@ type options struct {
 	configPath string
 	apiKeys    []string
 
-	clockMode  scenarios.ClockMode
+	clockMode  lifecycle.ClockMode
 	clockStart time.Time // zero means now
 	seed       *uint64   // nil means crypto-random ids
 
@@ -67,7 +67,7 @@ var flagSpecs = []flagSpec{
 	{name: "public-url", arg: "url", usage: "base of the URLs handed to customers (default http://localhost:<port of --addr>)"},
 	{name: "config", arg: "file", usage: "YAML file of merchants, keys, accounts and webhooks"},
 	{name: "api-key", arg: "key", usage: "a merchant API key; each becomes merchant key-1, key-2, ... (repeatable)", repeatable: true},
-	{name: "clock", def: string(scenarios.ClockReal), arg: "mode", usage: "real, or frozen (time moves only when advanced)"},
+	{name: "clock", def: string(lifecycle.ClockReal), arg: "mode", usage: "real, or frozen (time moves only when advanced)"},
 	{name: "clock-start", arg: "time", usage: "RFC 3339 instant every merchant's clock starts at (default now)"},
 	{name: "seed", arg: "n", usage: "seed for ids and fake data, an unsigned integer (default random)"},
 	{name: "log-format", def: "text", arg: "format", usage: "text or json"},
@@ -267,7 +267,7 @@ func parseOptions(r *rawFlags) (*options, error) {
 	}
 
 	v, src = r.get("clock")
-	if o.clockMode, err = scenarios.ParseClockMode(v); err != nil {
+	if o.clockMode, err = lifecycle.ParseClockMode(v); err != nil {
 		fail(src, "%q: want real or frozen", v)
 	}
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/lifecycle"
 )
 
 // options parses args and env the way serve does.
@@ -38,7 +38,7 @@ func TestParseOptions_DefaultsWhenNothingIsGiven(t *testing.T) {
 	if o.publicURL != "" {
 		t.Errorf("publicURL = %q, want empty (derived from the bound port)", o.publicURL)
 	}
-	if o.clockMode != scenarios.ClockReal || !o.clockStart.IsZero() {
+	if o.clockMode != lifecycle.ClockReal || !o.clockStart.IsZero() {
 		t.Errorf("clock = %q start %v, want real, now", o.clockMode, o.clockStart)
 	}
 	if o.seed != nil {
@@ -87,7 +87,7 @@ func TestParseOptions_ReadsEveryFlag(t *testing.T) {
 		{"publicURL", o.publicURL, "https://sandbox.example.com/pay"},
 		{"configPath", o.configPath, cfg},
 		{"apiKeys", strings.Join(o.apiKeys, ","), "sk_test_one,sk_test_two"},
-		{"clockMode", o.clockMode, scenarios.ClockFrozen},
+		{"clockMode", o.clockMode, lifecycle.ClockFrozen},
 		{"clockStart", o.clockStart.UTC(), time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)},
 		{"seed", *o.seed, uint64(18446744073709551615)},
 		{"logFormat", o.logFormat, "json"},
@@ -136,7 +136,7 @@ func TestParseOptions_CommandLineWinsOverEnv(t *testing.T) {
 			if o.logFormat != tt.wantLog {
 				t.Errorf("logFormat = %q, want %q", o.logFormat, tt.wantLog)
 			}
-			if o.clockMode != scenarios.ClockFrozen {
+			if o.clockMode != lifecycle.ClockFrozen {
 				t.Errorf("clockMode = %q, want frozen from PAYMOCK_CLOCK", o.clockMode)
 			}
 		})

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +11,8 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/mockserver"
-	"github.com/paymock/paymock/scenarios"
-	"github.com/paymock/paymock/webhooks"
+	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/sandbox"
 )
 
 // The HTTP server's limits.
@@ -45,13 +42,11 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	merchants, err := paymock.NewMerchants(list)
-	if err != nil {
-		return &usageError{fmt.Errorf("merchants: %w", err)}
-	}
-	clocks, err := scenarios.NewClocks(scenarios.ClockConfig{Mode: opts.clockMode, Start: opts.clockStart})
-	if err != nil {
-		return &usageError{err}
+	var set *lifecycle.Scenarios
+	if opts.scenariosPath != "" {
+		if set, err = lifecycle.LoadScenarios(opts.scenariosPath); err != nil {
+			return &usageError{err}
+		}
 	}
 
 	ln, err := net.Listen("tcp", opts.addr)
@@ -66,76 +61,24 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		publicURL = "http://localhost:" + port
 	}
 
-	var set *scenarios.Set
-	if opts.scenariosPath != "" {
-		if set, err = scenarios.Load(opts.scenariosPath); err != nil {
-			return &usageError{err}
-		}
-	}
-	secret := opts.webhookSecret
-	if secret == "" && len(opts.webhookURLs) > 0 {
-		if secret, err = webhooks.GenerateSecret(); err != nil {
-			return fmt.Errorf("webhook secret: %w", err)
-		}
-		// Logged once, on purpose: without it no receiver can verify.
-		logger.Info("generated a webhook secret for --webhook-url endpoints; pass --webhook-secret to choose your own",
-			"webhook_secret", secret)
-	}
-	var endpoints []paymock.WebhookEndpoint
-	for _, u := range opts.webhookURLs {
-		endpoints = append(endpoints, paymock.WebhookEndpoint{URL: u, Secret: secret})
-	}
-
-	store := paymock.NewMemoryStore()
-	ids := paymock.NewIDs(opts.seed)
-	// One seed drives ids, variants and fake data. Without --seed, ids come
-	// from crypto/rand (unguessable), and the seed of variants and fake
-	// data is drawn at random and logged, so those can be had again.
-	seed := randomSeed()
-	if opts.seed != nil {
-		seed = *opts.seed
-	}
-	variants, err := paymock.ParseVariants(opts.variants, seed)
-	if err != nil {
-		return &usageError{fmt.Errorf("--variants: %w", err)}
-	}
-	sched := scenarios.NewScheduler(clocks)
-	hooks, err := webhooks.New(webhooks.Config{
-		Logger:           logger,
-		Scheduler:        sched,
-		Clock:            clocks,
-		DefaultEndpoints: endpoints,
-		Retry:            opts.webhookRetry,
+	sb, err := sandbox.New(sandbox.Config{
+		Logger:       logger,
+		Merchants:    list,
+		Clock:        lifecycle.ClockConfig{Mode: opts.clockMode, Start: opts.clockStart},
+		Seed:         opts.seed,
+		Variants:     opts.variants,
+		Scenarios:    set,
+		Webhooks:     sandbox.WebhookConfig{URLs: opts.webhookURLs, Secret: opts.webhookSecret, Retry: opts.webhookRetry},
+		PublicURL:    publicURL,
+		BodyLimit:    opts.bodyLimit,
+		JournalSize:  opts.journalSize,
+		FakePayments: opts.fakePayments,
 	})
 	if err != nil {
-		return &usageError{fmt.Errorf("webhooks: %w", err)}
+		return &usageError{err}
 	}
-	engine, err := scenarios.NewEngine(scenarios.Config{
-		Logger: logger, Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks, Scenarios: set,
-		Variants: variants,
-	})
-	if err != nil {
-		return fmt.Errorf("building the lifecycle: %w", err)
-	}
-	server, err := mockserver.New(mockserver.Config{
-		Logger:      logger,
-		Store:       store,
-		Merchants:   merchants,
-		IDs:         ids,
-		Clock:       clocks,
-		PublicURL:   publicURL,
-		BodyLimit:   opts.bodyLimit,
-		Lifecycle:   engine,
-		JournalSize: journalSize(opts.journalSize),
-		Variants:    variants,
-		Seeder:      newSeeder(opts.fakePayments, seed),
-	})
-	if err != nil {
-		return fmt.Errorf("building the server: %w", err)
-	}
-	hooks.Start()
-	sched.Start()
-	var handler http.Handler = server
+	sb.Start()
+	var handler = sb.Handler()
 	if h.wrap != nil {
 		handler = h.wrap(handler)
 	}
@@ -151,7 +94,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		srv.RegisterOnShutdown(h.shuttingDown)
 	}
 
-	logStart(logger, opts, merchants, bound, publicURL, seed)
+	logStart(logger, opts, sb.Merchants(), bound, publicURL, sb.Seed())
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -175,10 +118,9 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	if shutErr != nil {
 		srv.Close()
 	}
-	if err := hooks.Close(sctx); err != nil {
+	if err := sb.Close(sctx); err != nil {
 		logger.Warn("webhook deliveries interrupted by shutdown", "error", err)
 	}
-	sched.Stop()
 	if shutErr != nil {
 		return fmt.Errorf("shutdown: requests still running after %s: %w", shutdownTimeout, shutErr)
 	}
@@ -221,21 +163,4 @@ func logStart(logger *slog.Logger, opts *options, merchants *paymock.Merchants, 
 		"fake_payments", opts.fakePayments,
 		"scenarios", opts.scenariosPath,
 		"version", buildVersion())
-}
-
-// randomSeed draws a seed for a run without --seed.
-func randomSeed() uint64 {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("paymock: no randomness: " + err.Error())
-	}
-	return binary.LittleEndian.Uint64(b[:])
-}
-
-// journalSize maps --journal-size (0: off) onto mockserver's (negative: off).
-func journalSize(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }

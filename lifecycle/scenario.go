@@ -1,6 +1,7 @@
 // Scripted scenarios: which payments get which outcome, and when. Built-in
 // ones are always there; files add more.
-package scenarios
+
+package lifecycle
 
 import (
 	"errors"
@@ -119,7 +120,7 @@ func CardFor(number string) (CardOutcome, bool) {
 
 // Set is every scenario the server knows: files' ones in order, then the
 // built-ins.
-type Set struct {
+type Scenarios struct {
 	scenarios []Scenario
 	byName    map[string]int
 }
@@ -127,7 +128,7 @@ type Set struct {
 // Select picks the scenario of a new payment, if any: metadata.scenario
 // first (a file's name or a built-in), then the first file scenario whose
 // match agrees, then the test-card table.
-func (s *Set) Select(p paymock.Payment, t Trigger) (Scenario, bool) {
+func (s *Scenarios) Select(p paymock.Payment, t Trigger) (Scenario, bool) {
 	if t.MetadataScenario != "" {
 		if s != nil {
 			if i, ok := s.byName[t.MetadataScenario]; ok {
@@ -159,7 +160,7 @@ func (m *Match) matches(p paymock.Payment, t Trigger) bool {
 }
 
 // Names lists the scenarios from files, in order.
-func (s *Set) Names() []string {
+func (s *Scenarios) Names() []string {
 	if s == nil {
 		return nil
 	}
@@ -199,7 +200,7 @@ func (e *FileError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.L
 
 // Load reads a scenario file, or every *.yaml / *.yml file of a folder in
 // name order. Any error names the file and line.
-func Load(path string) (*Set, error) {
+func LoadScenarios(path string) (*Scenarios, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("scenarios: %w", err)
@@ -218,7 +219,7 @@ func Load(path string) (*Set, error) {
 		}
 		slices.Sort(files)
 	}
-	set := &Set{byName: map[string]int{}}
+	set := &Scenarios{byName: map[string]int{}}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -232,8 +233,8 @@ func Load(path string) (*Set, error) {
 }
 
 // Parse reads one scenario file's content; name is used in errors.
-func Parse(name string, data []byte) (*Set, error) {
-	set := &Set{byName: map[string]int{}}
+func ParseScenarios(name string, data []byte) (*Scenarios, error) {
+	set := &Scenarios{byName: map[string]int{}}
 	if err := set.parse(name, data); err != nil {
 		return nil, err
 	}
@@ -242,7 +243,7 @@ func Parse(name string, data []byte) (*Set, error) {
 
 var yamlLine = regexp.MustCompile(`line ([0-9]+): (.*)`)
 
-func (s *Set) parse(file string, data []byte) error {
+func (s *Scenarios) parse(file string, data []byte) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return yamlError(file, err)

@@ -1,4 +1,4 @@
-package mockserver
+package sandbox
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/lifecycle"
 )
 
 // create makes a payment for key and returns its id.
@@ -219,7 +219,7 @@ func TestAdvance_RejectsBadBodies(t *testing.T) {
 }
 
 func TestScenarios_TriggersAtCreation(t *testing.T) {
-	set, err := scenarios.Parse("test.yaml", []byte(`scenarios:
+	set, err := lifecycle.ParseScenarios("test.yaml", []byte(`scenarios:
   - name: euro-fail
     match: {amount: 13.37, currency: EUR}
     steps: [{after: 10s, do: fail}]
@@ -250,7 +250,7 @@ func TestScenarios_TriggersAtCreation(t *testing.T) {
 		{"amount and currency", func(b map[string]any) { b["amount"] = 13.37; b["currency"] = "EUR" }, 10, "failed", false},
 		{"customer email", func(b map[string]any) { b["customer"].(map[string]any)["email"] = "vip@example.com" }, 20, "completed", false},
 		{"card number", func(b map[string]any) { card(withCard(b))["number"] = "4000000000000077" }, 30, "expired", false},
-		{"declining test card", func(b map[string]any) { card(withCard(b))["number"] = scenarios.CardDeclinedAtOnce }, 0, "failed", true},
+		{"declining test card", func(b map[string]any) { card(withCard(b))["number"] = lifecycle.CardDeclinedAtOnce }, 0, "failed", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 // The scheduler: one timer heap per merchant, measured on that merchant's
 // clock, and one goroutine that fires what falls due in real time.
-package scenarios
+
+package lifecycle
 
 import (
 	"container/heap"

@@ -1,4 +1,4 @@
-package mockserver
+package sandbox
 
 import (
 	"crypto/sha256"
@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/lifecycle"
 )
 
 // Merchant URLs with query strings and escapes: the 303 must hand them
@@ -284,9 +283,9 @@ func TestPages_ThreeDS(t *testing.T) {
 	}{
 		{"approve", "4242424242424242", "approve", pageSuccessURL, "completed", "payment.completed"},
 		{"decline", "4242424242424242", "decline", pageCancelURL, "failed", "payment.failed"},
-		{"3DS-required card approve", scenarios.Card3DSSucceeds, "approve", pageSuccessURL, "completed", "payment.completed"},
-		{"3DS-declined card approve", scenarios.Card3DSDeclined, "approve", pageCancelURL, "failed", "payment.failed"},
-		{"3DS-declined card decline", scenarios.Card3DSDeclined, "decline", pageCancelURL, "failed", "payment.failed"},
+		{"3DS-required card approve", lifecycle.Card3DSSucceeds, "approve", pageSuccessURL, "completed", "payment.completed"},
+		{"3DS-declined card approve", lifecycle.Card3DSDeclined, "approve", pageCancelURL, "failed", "payment.failed"},
+		{"3DS-declined card decline", lifecycle.Card3DSDeclined, "decline", pageCancelURL, "failed", "payment.failed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -310,7 +309,7 @@ func TestPages_ThreeDS(t *testing.T) {
 			if strings.Contains(page.body, tc.card) || strings.Contains(page.body, "cvc") {
 				t.Error("the 3DS page shows the card number or cvc")
 			}
-			if declines := tc.card == scenarios.Card3DSDeclined; declines != strings.Contains(page.body, "declines this authentication") {
+			if declines := tc.card == lifecycle.Card3DSDeclined; declines != strings.Contains(page.body, "declines this authentication") {
 				t.Errorf("declined-card notice shown: %v, want %v", !declines, declines)
 			}
 			r := env.postPage(u, act(token, tc.action), nil)
@@ -579,57 +578,5 @@ func TestPages_AreOutsideTheAPI(t *testing.T) {
 	}
 	if strings.Contains(env.logs.String(), "response violates the contract") {
 		t.Error("a page answer was taken for an API error")
-	}
-}
-
-func TestFormatMoney(t *testing.T) {
-	tests := []struct {
-		amount   paymock.Amount
-		currency paymock.Currency
-		want     string
-	}{
-		{123450, paymock.USD, "$1,234.50"},
-		{123450, paymock.EUR, "€1,234.50"},
-		{123450, paymock.GBP, "£1,234.50"},
-		{123450, paymock.CAD, "CA$1,234.50"},
-		{1, paymock.USD, "$0.01"},
-		{10, paymock.USD, "$0.10"},
-		{1050, paymock.USD, "$10.50"},
-		{99999, paymock.USD, "$999.99"},
-		{100000, paymock.USD, "$1,000.00"},
-		{12345678901, paymock.USD, "$123,456,789.01"},
-		{paymock.MaxAmount, paymock.EUR, "€999,999,999.99"},
-		{-123450, paymock.USD, "-$1,234.50"},
-		{500, "JPY", "JPY 5.00"},
-	}
-	for _, tc := range tests {
-		if got := formatMoney(tc.amount, tc.currency); got != tc.want {
-			t.Errorf("formatMoney(%d, %s) = %q, want %q", tc.amount, tc.currency, got, tc.want)
-		}
-	}
-}
-
-func TestFormatTimeLeft(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "less than a minute"},
-		{59 * time.Second, "less than a minute"},
-		{time.Minute, "1 min"},
-		{59*time.Minute + 59*time.Second, "59 min"},
-		{time.Hour, "60 min"},
-		{2*time.Hour - time.Second, "119 min"},
-		{2 * time.Hour, "2 h"},
-		{5*time.Hour + 30*time.Minute + 59*time.Second, "5 h 30 min"},
-		{47*time.Hour + 59*time.Minute, "47 h 59 min"},
-		{48 * time.Hour, "2 days"},
-		{30 * 24 * time.Hour, "30 days"},
-		{3*24*time.Hour + 2*time.Hour + 5*time.Minute, "3 days 2 h"},
-	}
-	for _, tc := range tests {
-		if got := formatTimeLeft(tc.d); got != tc.want {
-			t.Errorf("formatTimeLeft(%s) = %q, want %q", tc.d, got, tc.want)
-		}
 	}
 }

@@ -1,7 +1,8 @@
 // The lifecycle engine: the state machine of a payment, what moves it
 // (control calls, pages, scenario steps, expiry) and the event each move
 // emits.
-package scenarios
+
+package lifecycle
 
 import (
 	"context"
@@ -27,7 +28,7 @@ type Config struct {
 	Scheduler *Scheduler
 	IDs       IDGenerator
 	Webhooks  *webhooks.Dispatcher
-	Scenarios *Set // from --scenarios; nil for built-ins and test cards only
+	Scenarios *Scenarios // from --scenarios; nil for built-ins and test cards only
 	// Variants picks the wire form of the payment in each event body.
 	Variants *paymock.Variants
 }
@@ -42,14 +43,14 @@ type Engine struct {
 	sched     *Scheduler
 	ids       IDGenerator
 	hooks     *webhooks.Dispatcher
-	scenarios *Set
+	scenarios *Scenarios
 	variants  *paymock.Variants
 }
 
 // NewEngine returns the engine of cfg.
 func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Store == nil || cfg.Clocks == nil || cfg.Scheduler == nil || cfg.IDs == nil || cfg.Webhooks == nil {
-		return nil, errors.New("scenarios: Store, Clocks, Scheduler, IDs and Webhooks are required")
+		return nil, errors.New("lifecycle: Store, Clocks, Scheduler, IDs and Webhooks are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

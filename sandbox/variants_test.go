@@ -1,4 +1,4 @@
-package mockserver
+package sandbox
 
 import (
 	"bytes"
@@ -28,12 +28,8 @@ func TestVariants_EachFormPassesTheContractAndAppears(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.spec, func(t *testing.T) {
-			v, err := paymock.ParseVariants(tc.spec, 3)
-			if err != nil {
-				t.Fatal(err)
-			}
 			rcv := newReceiver(t, nil)
-			env := newEnv(t, withVariants(v), withWebhooks(nil, paymock.WebhookEndpoint{URL: rcv.srv.URL, Secret: testSecret}))
+			env := newEnv(t, withVariants(tc.spec, 3), withWebhooks(nil, paymock.WebhookEndpoint{URL: rcv.srv.URL, Secret: testSecret}))
 			var seen bytes.Buffer
 			raw := func(method, path string, body any) {
 				st, _, _ := env.do(method, path, keyA, body)

@@ -1,4 +1,4 @@
-package scenarios
+package lifecycle
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ func TestSelect_BuiltIns(t *testing.T) {
 		{"expire_after_1h", time.Hour, paymock.StatusExpired},
 		{"complete_after_250ms", 250 * time.Millisecond, paymock.StatusCompleted},
 	}
-	var set *Set
+	var set *Scenarios
 	for _, tc := range tests {
 		sc, ok := set.Select(paymock.Payment{}, Trigger{MetadataScenario: tc.name})
 		if !ok || len(sc.Steps) != 1 || sc.Steps[0].After != tc.after || sc.Steps[0].Do != tc.do {
@@ -40,7 +40,7 @@ func TestSelect_BuiltIns(t *testing.T) {
 }
 
 func TestSelect_TestCards(t *testing.T) {
-	var set *Set
+	var set *Scenarios
 	sc, ok := set.Select(paymock.Payment{}, Trigger{CardNumber: CardDeclinedAtOnce})
 	if !ok || sc.Steps[0].Do != paymock.StatusFailed || sc.Steps[0].After != 0 {
 		t.Errorf("declined card: %v %+v", ok, sc)
@@ -80,7 +80,7 @@ const goodFile = `scenarios:
 `
 
 func TestSelect_FileScenarios(t *testing.T) {
-	set, err := Parse("s.yaml", []byte(goodFile))
+	set, err := ParseScenarios("s.yaml", []byte(goodFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestParse_RefusesBadFilesWithLine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse("bad.yaml", []byte(tc.file))
+			_, err := ParseScenarios("bad.yaml", []byte(tc.file))
 			var fe *FileError
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %v is not a FileError", err)
@@ -157,7 +157,7 @@ func TestLoad_ReadsAFolderInNameOrder(t *testing.T) {
 	write("b.yaml", "scenarios:\n  - name: second\n    match: {currency: EUR}\n    steps: [{after: 1s, do: fail}]\n")
 	write("a.yml", "scenarios:\n  - name: first\n    match: {currency: EUR}\n    steps: [{after: 1s, do: complete}]\n")
 	write("notes.txt", "not a scenario file")
-	set, err := Load(dir)
+	set, err := LoadScenarios(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,16 +165,16 @@ func TestLoad_ReadsAFolderInNameOrder(t *testing.T) {
 		t.Errorf("names %s", got)
 	}
 	write("c.yaml", "scenarios:\n  - name: first\n    steps: [{after: 1s, do: fail}]\n")
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "c.yaml:2") {
+	if _, err := LoadScenarios(dir); err == nil || !strings.Contains(err.Error(), "c.yaml:2") {
 		t.Errorf("duplicate across files: %v", err)
 	}
-	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil {
+	if _, err := LoadScenarios(filepath.Join(dir, "missing.yaml")); err == nil {
 		t.Error("loaded a missing file")
 	}
 }
 
 func TestLoad_ShippedExamplesAreValid(t *testing.T) {
-	set, err := Load(filepath.Join("..", "scenarios", "examples"))
+	set, err := LoadScenarios("examples")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mockserver
+package sandbox
 
 import (
 	"fmt"

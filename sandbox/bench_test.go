@@ -1,4 +1,4 @@
-package mockserver
+package sandbox
 
 import (
 	"bytes"
@@ -11,37 +11,23 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/scenarios"
-	"github.com/paymock/paymock/webhooks"
+	"github.com/paymock/paymock/lifecycle"
 )
 
-// benchServer is a server called in-process through its whole middleware
-// stack (contract check of request and response included), so the figures
-// are the server's own cost without loopback noise.
-func benchServer(b *testing.B) *Server { return benchServerWith(b, 0) }
+// benchServer is a sandbox called in-process through its whole request
+// chain (contract check of request and response included), so the
+// figures are the server's own cost without loopback noise.
+func benchServer(b *testing.B) http.Handler { return benchServerWith(b, 0) }
 
-// benchServerWith builds the bench server with a journal of journalSize
-// (negative: no journal).
-func benchServerWith(b *testing.B, journalSize int) *Server {
+// benchServerWith builds the bench sandbox with a journal of journalSize
+// (0: no journal).
+func benchServerWith(b *testing.B, journalSize int) http.Handler {
 	b.Helper()
-	ms, _ := paymock.NewMerchants(nil)
-	clocks, _ := scenarios.NewClocks(scenarios.ClockConfig{Mode: scenarios.ClockFrozen, Start: testStart})
-	store := paymock.NewMemoryStore()
-	ids := paymock.NewIDs(nil)
-	sched := scenarios.NewScheduler(clocks)
-	hooks, err := webhooks.New(webhooks.Config{Scheduler: sched, Clock: clocks})
+	sb, err := New(Config{Clock: lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: testStart}, JournalSize: journalSize})
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine, err := scenarios.NewEngine(scenarios.Config{Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks})
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := New(Config{Store: store, Merchants: ms, IDs: ids, Clock: clocks, Lifecycle: engine, JournalSize: journalSize})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return s
+	return sb.Handler()
 }
 
 func benchRequest(method, path string, body []byte) *http.Request {
@@ -56,7 +42,7 @@ func benchRequest(method, path string, body []byte) *http.Request {
 	return r
 }
 
-func benchCreate(b *testing.B, s *Server, body []byte) string {
+func benchCreate(b *testing.B, s http.Handler, body []byte) string {
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, benchRequest("POST", "/api/v1/payments", body))
 	if w.Code != http.StatusCreated {
@@ -71,7 +57,7 @@ func BenchmarkCreate(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
 		journal int
-	}{{"journal=on", 0}, {"journal=off", -1}} {
+	}{{"journal=on", DefaultJournalSize}, {"journal=off", 0}} {
 		b.Run(tc.name, func(b *testing.B) {
 			s := benchServerWith(b, tc.journal)
 			body, _ := json.Marshal(validCreate())

@@ -1,6 +1,6 @@
-// Package scenarios moves payments through their lifecycle: the clock each
-// merchant sees, and (later) the scheduler and scripted outcomes.
-package scenarios
+// Per-merchant clocks: real, or frozen and moved only when advanced.
+
+package lifecycle
 
 import (
 	"fmt"

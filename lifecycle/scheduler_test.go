@@ -1,4 +1,4 @@
-package scenarios
+package lifecycle
 
 import (
 	"sync"

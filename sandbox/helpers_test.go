@@ -1,6 +1,6 @@
 // Test helpers: a real server over loopback, and a client whose transport
 // validates every response against the contract on its own.
-package mockserver
+package sandbox
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/scenarios"
+	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/webhooks"
 )
 
@@ -32,8 +32,9 @@ type testEnv struct {
 	srv    *httptest.Server
 	URL    string
 	client *http.Client
-	store  *paymock.MemoryStore
-	clocks *scenarios.Clocks
+	sb     *Sandbox
+	store  paymock.Store
+	clocks *lifecycle.Clocks
 	logs   *logBuffer
 	hooks  *webhooks.Dispatcher
 	// normalize turns variant forms back into the default one in send.
@@ -48,13 +49,18 @@ type envConfig struct {
 	bodyLimit  int64
 	violations bool
 	realClock  bool
-	endpoints  []paymock.WebhookEndpoint
+	endpoints  []string
+	secret     string
 	retry      []time.Duration
-	scenarios  *scenarios.Set
-	variants   *paymock.Variants
+	scenarios  *lifecycle.Scenarios
+	variants   string // a --variants spec, drawn from seed
+	seed       *uint64
 }
 
-func withVariants(v *paymock.Variants) envOption { return func(c *envConfig) { c.variants = v } }
+// withVariants sends the wire forms of a --variants spec, drawn from seed.
+func withVariants(spec string, seed uint64) envOption {
+	return func(c *envConfig) { c.variants, c.seed = spec, &seed }
+}
 
 // withRealClock runs the merchants' clocks on real time (default: frozen
 // at testStart, moved only by advance).
@@ -63,10 +69,17 @@ func withRealClock() envOption { return func(c *envConfig) { c.realClock = true 
 // withWebhooks sends every merchant's events to endpoints, retrying on the
 // given schedule.
 func withWebhooks(retry []time.Duration, eps ...paymock.WebhookEndpoint) envOption {
-	return func(c *envConfig) { c.endpoints, c.retry = eps, retry }
+	return func(c *envConfig) {
+		c.retry = retry
+		for _, ep := range eps {
+			c.endpoints, c.secret = append(c.endpoints, ep.URL), ep.Secret
+		}
+	}
 }
 
-func withScenarios(set *scenarios.Set) envOption { return func(c *envConfig) { c.scenarios = set } }
+func withScenarios(set *lifecycle.Scenarios) envOption {
+	return func(c *envConfig) { c.scenarios = set }
+}
 
 func withMerchants(ms ...paymock.Merchant) envOption {
 	return func(c *envConfig) { c.merchants = ms }
@@ -92,63 +105,42 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	// validating transport checks the raw answers, and send() turns them
 	// back into the default form so the tests' own assertions still hold.
 	normalize := false
-	if spec := os.Getenv("PAYMOCK_TEST_VARIANTS"); spec != "" && cfg.variants == nil {
-		v, err := paymock.ParseVariants(spec, 1)
-		if err != nil {
+	if spec := os.Getenv("PAYMOCK_TEST_VARIANTS"); spec != "" && cfg.variants == "" {
+		if _, err := paymock.ParseVariants(spec, 1); err != nil {
 			t.Fatalf("PAYMOCK_TEST_VARIANTS: %v", err)
 		}
-		cfg.variants, normalize = v, true
+		seed := uint64(1)
+		cfg.variants, cfg.seed, normalize = spec, &seed, true
 	}
-	ms, err := paymock.NewMerchants(cfg.merchants)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clockCfg := scenarios.ClockConfig{Mode: scenarios.ClockFrozen, Start: cfg.start}
+	clockCfg := lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: cfg.start}
 	if cfg.realClock {
-		clockCfg = scenarios.ClockConfig{Mode: scenarios.ClockReal}
-	}
-	clocks, err := scenarios.NewClocks(clockCfg)
-	if err != nil {
-		t.Fatal(err)
+		clockCfg = lifecycle.ClockConfig{Mode: lifecycle.ClockReal}
 	}
 	logs := &logBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	store := paymock.NewMemoryStore()
-	ids := paymock.NewIDs(nil)
-	sched := scenarios.NewScheduler(clocks)
-	sched.Start()
-	t.Cleanup(sched.Stop)
-	hooks, err := webhooks.New(webhooks.Config{Logger: logger, Scheduler: sched, Clock: clocks,
-		DefaultEndpoints: cfg.endpoints, Retry: cfg.retry, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hooks.Start()
-	t.Cleanup(func() { _ = hooks.Close(context.Background()) })
-	engine, err := scenarios.NewEngine(scenarios.Config{Logger: logger, Store: store, Clocks: clocks, Scheduler: sched,
-		IDs: ids, Webhooks: hooks, Scenarios: cfg.scenarios, Variants: cfg.variants})
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := httptest.NewUnstartedServer(nil)
-	s, err := New(Config{
-		Logger:    logger,
-		Store:     store,
-		Merchants: ms,
-		IDs:       ids,
-		Clock:     clocks,
-		PublicURL: "http://" + srv.Listener.Addr().String(),
-		BodyLimit: cfg.bodyLimit,
-		Lifecycle: engine,
-		Variants:  cfg.variants,
+	sb, err := New(Config{
+		Logger:      logger,
+		Merchants:   cfg.merchants,
+		Clock:       clockCfg,
+		Seed:        cfg.seed,
+		Variants:    cfg.variants,
+		Scenarios:   cfg.scenarios,
+		Webhooks:    WebhookConfig{URLs: cfg.endpoints, Secret: cfg.secret, Retry: cfg.retry, Timeout: 5 * time.Second},
+		PublicURL:   "http://" + srv.Listener.Addr().String(),
+		BodyLimit:   cfg.bodyLimit,
+		JournalSize: DefaultJournalSize,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = s
+	sb.Start()
+	t.Cleanup(func() { _ = sb.Close(context.Background()) })
+	srv.Config.Handler = sb.Handler()
 	srv.Start()
 	t.Cleanup(srv.Close)
-	env := &testEnv{t: t, srv: srv, URL: srv.URL, store: store, clocks: clocks, logs: logs, hooks: hooks, normalize: normalize}
+	env := &testEnv{t: t, srv: srv, URL: srv.URL, sb: sb, store: sb.Store(), clocks: sb.Clocks(), logs: logs,
+		hooks: sb.Webhooks(), normalize: normalize}
 	var rt http.RoundTripper = &validatingTransport{t: t, next: http.DefaultTransport, spec: loadSpec(t)}
 	if cfg.violations {
 		rt = http.DefaultTransport
@@ -331,7 +323,7 @@ func (e *testEnv) send(req *http.Request) (int, map[string]any, http.Header) {
 		}
 	}
 	if e.normalize {
-		defaultForm(out, e.URL+checkoutPath)
+		defaultForm(out, e.URL+"/checkout/")
 	}
 	return resp.StatusCode, out, resp.Header
 }

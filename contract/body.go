@@ -1,0 +1,47 @@
+// Reading a request body: once, under a limit, and only if it is JSON.
+
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/paymock/paymock"
+)
+
+// ReadBody reads the body of an operation that takes one, once, under the
+// limit, and checks that it is JSON at all before schema validation.
+func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, WithStatus(http.StatusBadRequest, paymock.InvalidRequest, "body_unreadable", "the request body could not be read")
+	}
+	if int64(len(data)) > limit {
+		return nil, WithStatus(http.StatusRequestEntityTooLarge, paymock.InvalidRequest, "body_too_large",
+			fmt.Sprintf("the request body is larger than %d bytes", limit))
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, paymock.Invalid(paymock.Violation{Code: "body_missing", Message: "a JSON request body is required"})
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, perr := mime.ParseMediaType(ct)
+	if perr != nil || mt != "application/json" {
+		return nil, WithStatus(http.StatusUnsupportedMediaType, paymock.InvalidRequest, "unsupported_media_type",
+			"the request body must be sent with Content-Type: application/json")
+	}
+	if !json.Valid(data) {
+		var v any
+		msg := "the request body is not valid JSON"
+		var se *json.SyntaxError
+		if err := json.Unmarshal(data, &v); errors.As(err, &se) {
+			msg = fmt.Sprintf("the request body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
+		}
+		return nil, paymock.Invalid(paymock.Violation{Code: "invalid_json", Message: msg})
+	}
+	return data, nil
+}

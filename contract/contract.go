@@ -1,0 +1,326 @@
+// Package contract loads paymock's two OpenAPI documents (the service
+// contract and the sandbox control API's), routes requests to their
+// operations, and validates requests and responses against them, turning
+// kin-openapi's errors into violations in the user's words. The server,
+// the test helpers and client-side checks all go through it, so every
+// reader of the documents reads them the same way.
+package contract
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/paymock/paymock"
+)
+
+// Document is one OpenAPI document, loaded and compiled once. It is
+// immutable after Load and safe for concurrent use.
+type Document struct {
+	doc         *openapi3.T
+	router      routers.Router
+	errorSchema *openapi3.Schema
+	reqOpts     *openapi3filter.Options
+	respOpts    *openapi3filter.Options
+	// xmlOpts check an XML answer (the report's JUnit form) for status,
+	// headers and content type only: kin has no XML decoder, and adding one
+	// means writing to its process-wide registry.
+	xmlOpts *openapi3filter.Options
+	ops     []Operation
+}
+
+// Documents are the two contracts a server serves.
+type Documents struct {
+	Service *Document // openapi.yaml: the payments service
+	Sandbox *Document // sandbox/openapi.yaml: the control API
+}
+
+// shared holds the embedded documents parsed once per process: they are
+// as immutable as the embedded bytes they come from, and parsing them is
+// most of what starting a server costs (paymocktest starts many).
+var shared = sync.OnceValues(func() (*Documents, error) {
+	svc, err := Load(paymock.Documents, "openapi.yaml")
+	if err != nil {
+		return nil, err
+	}
+	sb, err := Load(paymock.Documents, "sandbox/openapi.yaml")
+	if err != nil {
+		return nil, err
+	}
+	return &Documents{Service: svc, Sandbox: sb}, nil
+})
+
+// Embedded returns the documents embedded in the binary, parsed on first
+// use and shared by every server of the process.
+func Embedded() (*Documents, error) { return shared() }
+
+// Load loads the document at name in docs, resolving references to the
+// other documents in docs.
+func Load(docs fs.FS, name string) (*Document, error) {
+	data, err := fs.ReadFile(docs, name)
+	if err != nil {
+		return nil, fmt.Errorf("load contract: %w", err)
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = true
+	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
+		return fs.ReadFile(docs, path.Clean(strings.TrimPrefix(u.Path, "/")))
+	}
+	doc, err := loader.LoadFromDataWithPath(data, &url.URL{Path: name})
+	if err != nil {
+		return nil, fmt.Errorf("load contract: %w", err)
+	}
+	if err := doc.Validate(loader.Context); err != nil {
+		return nil, fmt.Errorf("validate contract: %w", err)
+	}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("route contract: %w", err)
+	}
+	var errorSchema *openapi3.Schema
+	if ref := doc.Components.Schemas["Error"]; ref != nil {
+		errorSchema = ref.Value
+	}
+	formats := []openapi3.SchemaValidationOption{
+		openapi3.EnableFormatValidation(),
+		openapi3.WithStringFormatValidator("email", openapi3.NewCallbackValidator(checkEmail)),
+		openapi3.WithStringFormatValidator("uri", openapi3.NewCallbackValidator(checkURI)),
+	}
+	d := &Document{
+		doc:         doc,
+		router:      router,
+		errorSchema: errorSchema,
+		reqOpts: &openapi3filter.Options{
+			MultiError:         true,
+			AuthenticationFunc: securityCheck,
+			// Handlers apply defaults; kin writing them into the query would
+			// hide an empty "page=" that must be refused.
+			SkipSettingDefaults:     true,
+			SchemaValidationOptions: formats,
+		},
+		respOpts: &openapi3filter.Options{
+			MultiError:              true,
+			IncludeResponseStatus:   true,
+			SchemaValidationOptions: formats,
+		},
+		xmlOpts: &openapi3filter.Options{
+			MultiError:            true,
+			IncludeResponseStatus: true,
+			ExcludeResponseBody:   true,
+		},
+	}
+	d.ops = operations(doc)
+	return d, nil
+}
+
+var (
+	errNotEmail = errors.New("must be a valid email address")
+	errNotURI   = errors.New("must be an absolute URI")
+)
+
+func checkEmail(s string) error {
+	if !paymock.ValidEmail(s) {
+		return errNotEmail
+	}
+	return nil
+}
+
+func checkURI(s string) error {
+	if u, err := url.Parse(s); err != nil || !u.IsAbs() || u.Host == "" {
+		return errNotURI
+	}
+	return nil
+}
+
+// Route is a request matched to one operation of a document, with its
+// path parameters unescaped.
+type Route struct {
+	*routers.Route
+	Params map[string]string
+}
+
+// OperationID is the matched operation's id.
+func (rt *Route) OperationID() string { return rt.Operation.OperationID }
+
+// NeedsAuth reports whether the operation requires a bearer key.
+func (rt *Route) NeedsAuth() bool {
+	sec := rt.Operation.Security
+	if sec == nil {
+		sec = &rt.Spec.Security
+	}
+	return len(*sec) > 0
+}
+
+// TakesBody reports whether the operation has a request body.
+func (rt *Route) TakesBody() bool { return rt.Operation.RequestBody != nil }
+
+// Match finds the operation of a request: a 404 or 405 when the path or
+// the method is not in the document.
+func (d *Document) Match(r *http.Request) (*Route, error) {
+	route, params, err := d.router.FindRoute(r)
+	switch {
+	case errors.Is(err, routers.ErrMethodNotAllowed):
+		return nil, &StatusError{Status: http.StatusMethodNotAllowed, Allow: d.allowed(r),
+			Err: &paymock.Error{Type: paymock.InvalidRequest, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + ShortPath(r.URL.Path)}}
+	case err != nil:
+		return nil, WithStatus(http.StatusNotFound, paymock.NotFound, "route_not_found", "no such route: "+r.Method+" "+ShortPath(r.URL.Path))
+	}
+	// Path parameters arrive escaped; validation and handlers want the value.
+	for k, v := range params {
+		if u, err := url.PathUnescape(v); err == nil {
+			params[k] = u
+		}
+	}
+	return &Route{Route: route, Params: params}, nil
+}
+
+// allowed lists the methods the document declares on r's path, for the
+// Allow header of a 405.
+func (d *Document) allowed(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, _, err := d.router.FindRoute(r2); err == nil {
+			out = append(out, m)
+			if m == http.MethodGet {
+				out = append(out, http.MethodHead)
+			}
+		}
+	}
+	return out
+}
+
+// ShortPath cuts a path for messages and logs: a client may send
+// kilobytes of path, and neither an answer nor a log line should echo it.
+func ShortPath(p string) string {
+	const max = 256
+	if len(p) <= max {
+		return p
+	}
+	return p[:max] + "…"
+}
+
+// authKey carries whether the bearer check passed into kin's security
+// validation.
+type authKey struct{}
+
+// ErrUnauthenticated is returned by ValidateRequest for an operation that
+// needs a key when none was accepted.
+var ErrUnauthenticated = errors.New("the operation needs an API key")
+
+// ValidateRequest checks parameters, body and security of a request,
+// listing every violation at once. body is what was read of the request
+// (nil for an operation without one); authenticated says whether the
+// bearer key was accepted.
+func (d *Document) ValidateRequest(ctx context.Context, r *http.Request, rt *Route, body []byte, authenticated bool) error {
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	ctx = context.WithValue(ctx, authKey{}, authenticated)
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: rt.Params, Route: rt.Route, Options: d.reqOpts}
+	if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+		var secErr *openapi3filter.SecurityRequirementsError
+		if errors.As(err, &secErr) {
+			return ErrUnauthenticated
+		}
+		return paymock.Invalid(Violations(err)...)
+	}
+	return nil
+}
+
+// securityCheck is kin's AuthenticationFunc. The bearer key was resolved
+// before the body was read (so a bad key is a 401 whatever the body); here
+// kin confirms that every operation needing security got a merchant.
+func securityCheck(ctx context.Context, _ *openapi3filter.AuthenticationInput) error {
+	if ok, _ := ctx.Value(authKey{}).(bool); !ok {
+		return ErrUnauthenticated
+	}
+	return nil
+}
+
+// ValidateResponse checks what a handler answered against the operation.
+func (d *Document) ValidateResponse(ctx context.Context, r *http.Request, rt *Route, status int, header http.Header, body []byte) error {
+	opts := d.respOpts
+	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt == "application/xml" {
+		declared := false
+		if ref := rt.Operation.Responses.Status(status); ref != nil && ref.Value != nil {
+			_, declared = ref.Value.Content["application/xml"]
+		}
+		if !declared {
+			return fmt.Errorf("status %d declares no application/xml content", status)
+		}
+		opts = d.xmlOpts
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: r, PathParams: rt.Params, Route: rt.Route, Options: opts},
+		Status:                 status,
+		Header:                 header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                opts,
+	}
+	return openapi3filter.ValidateResponse(ctx, in)
+}
+
+// ValidateError checks an error answer given outside any operation (an
+// unknown route, say) against the Error schema.
+func (d *Document) ValidateError(body []byte) error {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("error body is not JSON: %w", err)
+	}
+	return d.errorSchema.VisitJSON(v, openapi3.MultiErrors())
+}
+
+// Operation is one operation of a document and its declared statuses.
+type Operation struct {
+	ID, Method, Path string
+	Statuses         []int
+}
+
+// Operations lists the document's operations in order of paths (sorted)
+// and methods, with their numeric response statuses.
+func (d *Document) Operations() []Operation { return d.ops }
+
+func operations(doc *openapi3.T) []Operation {
+	var out []Operation
+	paths := doc.Paths.InMatchingOrder()
+	slices.Sort(paths)
+	for _, p := range paths {
+		item := doc.Paths.Value(p)
+		methods := make([]string, 0)
+		for m := range item.Operations() {
+			methods = append(methods, m)
+		}
+		slices.Sort(methods)
+		for _, m := range methods {
+			op := item.GetOperation(m)
+			o := Operation{ID: op.OperationID, Method: m, Path: p}
+			for code := range op.Responses.Map() {
+				if n, err := strconv.Atoi(code); err == nil {
+					o.Statuses = append(o.Statuses, n)
+				}
+			}
+			slices.Sort(o.Statuses)
+			out = append(out, o)
+		}
+	}
+	return out
+}

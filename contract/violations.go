@@ -1,0 +1,193 @@
+// Violations: kin-openapi's errors turned into dotted-path violations in
+// the user's words.
+
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/paymock/paymock"
+)
+
+// Violations turns kin-openapi's errors into dotted-path violations with
+// readable messages, never its "Schema:/Value:" dumps. They are sorted by
+// param so the same request always gets the same answer.
+func Violations(err error) []paymock.Violation {
+	var out []paymock.Violation
+	var walk func(err error, param string)
+	walk = func(err error, param string) {
+		// A type switch, not errors.As: a RequestError unwraps to its
+		// inner errors, and its Parameter must not be skipped.
+		switch e := err.(type) {
+		case openapi3.MultiError:
+			for _, inner := range e {
+				walk(inner, param)
+			}
+		case *openapi3filter.RequestError:
+			p := param
+			if e.Parameter != nil {
+				p = e.Parameter.Name
+			}
+			switch {
+			case e.Err == nil:
+				out = append(out, paymock.Violation{Param: p, Code: "parameter_invalid", Message: strings.TrimSpace(p + " " + e.Reason)})
+			case errors.Is(e.Err, openapi3filter.ErrInvalidRequired):
+				out = append(out, paymock.Violation{Param: p, Code: "parameter_missing", Message: p + " is required"})
+			default:
+				walk(e.Err, p)
+			}
+		case *openapi3.SchemaError:
+			out = append(out, schemaViolation(e, param))
+		case *openapi3filter.ParseError:
+			out = append(out, paymock.Violation{Param: param, Code: "parameter_invalid", Message: param + " " + parseReason(e)})
+		default:
+			if next := errors.Unwrap(err); next != nil {
+				walk(next, param)
+				return
+			}
+			out = append(out, paymock.Violation{Param: param, Code: "parameter_invalid", Message: strings.TrimSpace(param + " is invalid")})
+		}
+	}
+	walk(err, "")
+	slices.SortStableFunc(out, func(a, b paymock.Violation) int { return strings.Compare(a.Param, b.Param) })
+	return out
+}
+
+// unsupported finds the name kin gives an unknown property in its reason.
+var unsupported = regexp.MustCompile(`^property "(.*)" is unsupported$`)
+
+func parseReason(pe *openapi3filter.ParseError) string {
+	var inner *openapi3filter.ParseError
+	if errors.As(pe.Cause, &inner) && inner != pe {
+		return parseReason(inner)
+	}
+	switch {
+	case strings.Contains(pe.Reason, "integer"):
+		return "must be an integer"
+	case strings.Contains(pe.Reason, "number"):
+		return "must be a number"
+	case strings.Contains(pe.Reason, "boolean"):
+		return "must be a boolean"
+	}
+	return "is not a valid value"
+}
+
+// schemaViolation words one schema failure for a person; base is the
+// parameter the schema belongs to ("" for a body).
+func schemaViolation(se *openapi3.SchemaError, base string) paymock.Violation {
+	path := se.JSONPointer()
+	field := se.SchemaField
+	if m := unsupported.FindStringSubmatch(se.Reason); m != nil {
+		path, field = append(path, m[1]), "additionalProperties"
+	}
+	if base != "" {
+		path = append([]string{base}, path...)
+	}
+	param := strings.Join(path, ".")
+	name := param
+	if name == "" {
+		name = "the request body"
+	}
+	s := se.Schema
+	v := paymock.Violation{Param: param, Code: "parameter_invalid"}
+	switch field {
+	case "required":
+		v.Code, v.Message = "parameter_missing", name+" is required"
+	case "additionalProperties":
+		v.Code, v.Message = "parameter_unknown", name+" is not a known field"
+	case "type":
+		v.Message = name + " must be " + article(s.Type.Slice())
+		if s.Nullable {
+			v.Message += " or null"
+		}
+	case "enum":
+		v.Message = name + " must be one of " + joinEnum(s.Enum)
+	case "nullable":
+		v.Message = name + " must not be null"
+		if s.Type != nil && len(s.Type.Slice()) > 0 {
+			v.Message += ": it must be " + article(s.Type.Slice())
+		}
+	case "exclusiveMinimum":
+		v.Message = fmt.Sprintf("%s must be greater than %v", name, num(s.Min))
+	case "exclusiveMaximum":
+		v.Message = fmt.Sprintf("%s must be less than %v", name, num(s.Max))
+	case "minimum":
+		if b := s.ExclusiveMin.Bool; b != nil && *b {
+			v.Message = fmt.Sprintf("%s must be greater than %v", name, num(s.Min))
+		} else {
+			v.Message = fmt.Sprintf("%s must be at least %v", name, num(s.Min))
+		}
+	case "maximum":
+		if b := s.ExclusiveMax.Bool; b != nil && *b {
+			v.Message = fmt.Sprintf("%s must be less than %v", name, num(s.Max))
+		} else {
+			v.Message = fmt.Sprintf("%s must be at most %v", name, num(s.Max))
+		}
+	case "minLength":
+		if s.MinLength == 1 {
+			v.Message = name + " must not be empty"
+		} else {
+			v.Message = fmt.Sprintf("%s must be at least %d characters", name, s.MinLength)
+		}
+	case "maxLength":
+		v.Message = fmt.Sprintf("%s must be at most %d characters", name, *s.MaxLength)
+	case "pattern":
+		v.Message = fmt.Sprintf("%s must match the pattern %s", name, s.Pattern)
+	case "format":
+		v.Message = name + " " + formatReason(s.Format)
+	case "maxItems":
+		v.Message = fmt.Sprintf("%s must have at most %d items", name, *s.MaxItems)
+	default:
+		// kin's Reason never holds the value (so no card data), only the rule.
+		v.Message = name + ": " + se.Reason
+	}
+	return v
+}
+
+func formatReason(format string) string {
+	switch format {
+	case "email":
+		return errNotEmail.Error()
+	case "uri":
+		return errNotURI.Error()
+	case "date-time":
+		return "must be a date-time"
+	}
+	return "must be in the " + format + " format"
+}
+
+func article(types []string) string {
+	words := make([]string, len(types))
+	for i, t := range types {
+		switch t {
+		case "integer", "object", "array":
+			words[i] = "an " + t
+		default:
+			words[i] = "a " + t
+		}
+	}
+	return strings.Join(words, " or ")
+}
+
+func joinEnum(vals []any) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// num writes a bound as people write numbers: 2147483647, not 2.147483647e+09.
+func num(p *float64) string {
+	if p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*p, 'f', -1, 64)
+}

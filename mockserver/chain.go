@@ -1,0 +1,363 @@
+// The request chain: small named steps every request passes, outermost
+// first. Each step does one thing to the exchange and hands on.
+
+package mockserver
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract"
+)
+
+// keyExchange is where a request's exchange lives in echo's context.
+const keyExchange = "paymock.exchange"
+
+// exchange is what the chain learns about one request as it passes the
+// steps, and what the handler and the journal read back.
+type exchange struct {
+	id     string
+	start  time.Time
+	method string // as sent: HEAD is served as GET
+	rec    *recorder
+	doc    *contract.Document // nil outside both contracts
+	route  *contract.Route
+	// merchant is the bearer key's merchant, resolved once per request;
+	// authErr is why there is none.
+	merchant *paymock.Merchant
+	caller   *paymock.Merchant // the key's merchant, even where none was needed
+	authErr  error
+	body     []byte
+	variant  string
+	err      error // the error answered, if any
+	refused  bool  // by a check of the chain, before any handler ran
+}
+
+func exchangeOf(c *echo.Context) *exchange {
+	x, _ := c.Get(keyExchange).(*exchange)
+	return x
+}
+
+// merchantOf is the authenticated merchant of a request that needed one.
+func merchantOf(c *echo.Context) *paymock.Merchant { return exchangeOf(c).merchant }
+
+// pathParam is a path parameter of the matched operation, unescaped.
+func pathParam(c *echo.Context, name string) string { return exchangeOf(c).route.Params[name] }
+
+// bodyOf is the request body the chain read and validated.
+func bodyOf(c *echo.Context) []byte { return exchangeOf(c).body }
+
+// chain is the request chain, outermost first.
+func (s *Server) chain() []echo.MiddlewareFunc {
+	return []echo.MiddlewareFunc{
+		s.record,
+		s.journalStep,
+		s.checkResponse,
+		s.answerErrors,
+		s.identify,
+		s.matchRoute,
+		s.requireAuth,
+		s.readBody,
+		s.validateRequest,
+		s.recoverPanics,
+	}
+}
+
+// record holds the answer in a recorder until every later step is done
+// with it: a response that breaks the contract must never reach the
+// client. It gives the request its id, and serves HEAD as a GET without
+// the body.
+func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		w := c.Response()
+		r := c.Request()
+		x := &exchange{id: s.ids.New("req"), start: time.Now(), method: r.Method, rec: &recorder{header: make(http.Header)}}
+		if r.Method == http.MethodHead {
+			r.Method = http.MethodGet
+		}
+		c.Set(keyExchange, x)
+		c.SetResponse(x.rec)
+		if err := next(c); err != nil {
+			s.writeError(c, err) // only a step that is not a contract step gets here
+		}
+		x.rec.header.Set("Request-Id", x.id)
+		x.rec.flush(w, x.method == http.MethodHead)
+		return nil
+	}
+}
+
+// journalStep records the finished exchange in its merchant's journal.
+func (s *Server) journalStep(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		err := next(c)
+		if x := exchangeOf(c); x.doc != nil && s.journal != nil {
+			s.journalRequest(c, x)
+		}
+		return err
+	}
+}
+
+// answerErrors writes the error answer of any failed step or handler into
+// the recorder, in the one error shape.
+func (s *Server) answerErrors(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		err := next(c)
+		if err != nil {
+			x := exchangeOf(c)
+			x.err = err
+			x.rec.reset()
+			s.writeError(c, err)
+		}
+		return nil
+	}
+}
+
+// identify resolves the bearer key's merchant once per request, without
+// refusing anything yet: a request to an unknown route is still the key's
+// merchant's call in its journal.
+func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		x := exchangeOf(c)
+		if x.doc = s.contractFor(c.Request().URL.Path); x.doc != nil {
+			x.caller, x.authErr = authenticate(s.merchants, c.Request().Header.Get("Authorization"))
+		}
+		return next(c)
+	}
+}
+
+// contractFor returns the document that governs a path, or nil for paths
+// outside every contract (health, the documents themselves, pages).
+func (s *Server) contractFor(path string) *contract.Document {
+	switch {
+	case strings.HasPrefix(path, "/api/"):
+		return s.docs.Service
+	case path == "/_sandbox/openapi.yaml":
+		return nil
+	case strings.HasPrefix(path, "/_sandbox/"):
+		return s.docs.Sandbox
+	}
+	return nil
+}
+
+// matchRoute finds the request's operation: 404 or 405 when the document
+// has none.
+func (s *Server) matchRoute(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		x := exchangeOf(c)
+		if x.doc == nil {
+			return next(c)
+		}
+		rt, err := x.doc.Match(c.Request())
+		if err != nil {
+			x.refused = true
+			return err
+		}
+		x.route = rt
+		return next(c)
+	}
+}
+
+// requireAuth refuses an operation that needs a key when the key was not
+// accepted, and preloads the merchant's fake payments on first use.
+func (s *Server) requireAuth(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		x := exchangeOf(c)
+		if x.route == nil || !x.route.NeedsAuth() {
+			return next(c)
+		}
+		if x.authErr != nil {
+			x.refused = true
+			return authFailure(x.authErr)
+		}
+		x.merchant = x.caller
+		s.ensureSeeded(c.Request().Context(), x.merchant)
+		return next(c)
+	}
+}
+
+// readBody reads the body of an operation that takes one, under the limit.
+func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		x := exchangeOf(c)
+		if x.route == nil || !x.route.TakesBody() {
+			return next(c)
+		}
+		body, err := contract.ReadBody(c.Request(), s.bodyLimit)
+		if err != nil {
+			x.refused = true
+			return err
+		}
+		x.body = body
+		return next(c)
+	}
+}
+
+// validateRequest checks the request against its operation, and adds the
+// operation's own rules' findings to a refused body so that one answer
+// names every problem.
+func (s *Server) validateRequest(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		x := exchangeOf(c)
+		if x.route == nil {
+			return next(c)
+		}
+		r := c.Request()
+		err := x.doc.ValidateRequest(r.Context(), r, x.route, x.body, x.merchant != nil)
+		if err == contract.ErrUnauthenticated {
+			x.refused = true
+			return authFailure(errNoKey)
+		}
+		if err != nil {
+			x.refused = true
+			if notFound := s.badPathID(x, err); notFound != nil {
+				return notFound
+			}
+			return s.withRuleViolations(err, x)
+		}
+		return next(c)
+	}
+}
+
+// badPathID turns a refused path id into the 404 of an unknown id: any id
+// that is not one of the merchant's is simply not found, whatever its
+// length or bytes.
+func (s *Server) badPathID(x *exchange, err error) error {
+	de, ok := paymock.AsError(err)
+	if !ok || len(de.Violations) == 0 {
+		return nil
+	}
+	for _, v := range de.Violations {
+		if v.Param != "id" {
+			return nil
+		}
+	}
+	if strings.HasPrefix(x.route.Path, "/_sandbox/events") {
+		return &paymock.Error{Type: paymock.NotFound, Code: "resource_missing", Message: "no such event", Param: "id"}
+	}
+	return paymock.PaymentNotFound(contract.ShortPath(x.route.Params["id"]))
+}
+
+// withRuleViolations adds, to a request the contract refused, what the
+// operation's own rules find in the same body. A rule violation of a
+// field the contract already named is left out.
+func (s *Server) withRuleViolations(err error, x *exchange) error {
+	rules := s.rules[x.route.OperationID()]
+	de, ok := paymock.AsError(err)
+	if rules == nil || !ok || de.Type != paymock.InvalidRequest || x.merchant == nil || x.body == nil {
+		return err
+	}
+	named := make(map[string]bool, len(de.Violations))
+	for _, v := range de.Violations {
+		named[v.Param] = true
+	}
+	vs := slices.Clone(de.Violations)
+	for _, v := range rules(x.merchant, x.body) {
+		if !named[v.Param] {
+			vs = append(vs, v)
+			named[v.Param] = true
+		}
+	}
+	slices.SortStableFunc(vs, func(a, b paymock.Violation) int { return strings.Compare(a.Param, b.Param) })
+	return paymock.Invalid(vs...)
+}
+
+// recoverPanics turns a panic in any handler into a logged 500.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				err = fmt.Errorf("panic: %v", v)
+			}
+		}()
+		return next(c)
+	}
+}
+
+// checkResponse validates the recorded answer: against its operation when
+// the request matched one, against the Error schema for any other JSON
+// error. A violation is a bug of ours, answered as a 500.
+func (s *Server) checkResponse(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		err := next(c)
+		x := exchangeOf(c)
+		if x.doc == nil {
+			return err
+		}
+		r, rec := c.Request(), x.rec
+		var verr error
+		switch {
+		case x.route != nil:
+			verr = x.doc.ValidateResponse(r.Context(), r, x.route, rec.status, rec.header, rec.body.Bytes())
+		case rec.status >= 400 && strings.HasPrefix(rec.header.Get("Content-Type"), "application/json"):
+			verr = s.docs.Service.ValidateError(rec.body.Bytes())
+		}
+		if verr == nil {
+			return err
+		}
+		s.log.ErrorContext(r.Context(), "response violates the contract",
+			"method", x.method, "path", contract.ShortPath(r.URL.Path), "status", rec.status, "violation", verr.Error())
+		rec.reset()
+		rec.header.Set("Content-Type", "application/json")
+		rec.WriteHeader(http.StatusInternalServerError)
+		rec.body.Write(encodeError(&paymock.Error{Type: paymock.APIError, Code: "response_contract_violation",
+			Message: "the server built a response that breaks its own contract; this is a paymock bug"}))
+		return err
+	}
+}
+
+// recorder holds a response until it has been checked against the
+// contract.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+func (r *recorder) reset() {
+	clear(r.header)
+	r.status = 0
+	r.body.Reset()
+}
+
+// flush sends the held answer; a HEAD gets the headers, with the length
+// the GET's body would have, and no body.
+func (r *recorder) flush(w http.ResponseWriter, head bool) {
+	h := w.Header()
+	for k, v := range r.header {
+		h[k] = v
+	}
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if head {
+		h.Set("Content-Length", fmt.Sprint(r.body.Len()))
+		w.WriteHeader(r.status)
+		return
+	}
+	w.WriteHeader(r.status)
+	_, _ = w.Write(r.body.Bytes())
+}
