@@ -1,10 +1,18 @@
+// Tests of merchants: validation, authentication in both modes, the
+// open-mode cap, forgetting idle merchants and what one of them costs.
+
 package paymock
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestWellFormedKey(t *testing.T) {
@@ -259,8 +267,8 @@ func TestNewMerchants_RejectsBadConfigurations(t *testing.T) {
 		{"duplicate keys across merchants", []Merchant{{Name: "a", APIKeys: []string{"k1"}}, {Name: "b", APIKeys: []string{"k1"}}}, "used twice"},
 		{"duplicate keys in one merchant", []Merchant{{Name: "a", APIKeys: []string{"k1", "k1"}}}, "used twice"},
 		{"missing name", []Merchant{{APIKeys: []string{"k1"}}}, "name is required"},
-		{"no keys", []Merchant{{Name: "a"}}, "at least one api key"},
-		{"empty key list", []Merchant{{Name: "a", APIKeys: []string{}}}, "at least one api key"},
+		{"no keys", []Merchant{{Name: "a"}}, "at least one key"},
+		{"empty key list", []Merchant{{Name: "a", APIKeys: []string{}}}, "at least one key"},
 		{"empty key", []Merchant{{Name: "a", APIKeys: []string{""}}}, "not a valid bearer token"},
 		{"key with space", []Merchant{{Name: "a", APIKeys: []string{"k 1"}}}, "not a valid bearer token"},
 		{"non-ASCII key", []Merchant{{Name: "a", APIKeys: []string{"clé"}}}, "not a valid bearer token"},
@@ -329,4 +337,441 @@ func TestMerchants_ByIDFindsConfiguredAndOpenMerchants(t *testing.T) {
 	if got, ok := open.ByID(m.ID); !ok || got != m {
 		t.Errorf("open: %v %v", got, ok)
 	}
+}
+
+// fakeNow is a clock tests move by hand; safe for concurrent use.
+type fakeNow struct{ ns atomic.Int64 }
+
+func newFakeNow() *fakeNow {
+	c := &fakeNow{}
+	c.ns.Store(time.Date(2026, time.May, 15, 12, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+
+func (c *fakeNow) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *fakeNow) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+func openMerchants(t testing.TB, cfg MerchantsConfig) *Merchants {
+	t.Helper()
+	ms, err := NewMerchantsFromConfig(cfg)
+	if err != nil {
+		t.Fatalf("NewMerchantsFromConfig: %v", err)
+	}
+	if !ms.Open() {
+		t.Fatal("not open mode")
+	}
+	return ms
+}
+
+func mustAuth(t testing.TB, ms *Merchants, key string) *Merchant {
+	t.Helper()
+	m, err := ms.Authenticate(key)
+	if err != nil {
+		t.Fatalf("Authenticate(%.24q): %v", key, err)
+	}
+	return m
+}
+
+func TestAccount_Validate(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		account   Account
+		wantCode  string // "" means valid
+		wantInMsg string
+	}{
+		{"valid", Account{ID: "acct_main", Active: true}, "", ""},
+		{"inactive is valid", Account{ID: "acct_old"}, "", ""},
+		{"longest id", Account{ID: strings.Repeat("a", 255)}, "", ""},
+		{"missing id", Account{Active: true}, "parameter_missing", "id is required"},
+		{"id longer than account_id allows", Account{ID: strings.Repeat("a", 256)}, "parameter_invalid", "longer than 255"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := tc.account.Validate()
+			if tc.wantCode == "" {
+				if len(vs) != 0 {
+					t.Fatalf("Validate() = %+v, want none", vs)
+				}
+				return
+			}
+			if len(vs) != 1 || vs[0].Param != "id" || vs[0].Code != tc.wantCode || !strings.Contains(vs[0].Message, tc.wantInMsg) {
+				t.Fatalf("Validate() = %+v, want one %s on id mentioning %q", vs, tc.wantCode, tc.wantInMsg)
+			}
+		})
+	}
+}
+
+func TestMerchant_Validate(t *testing.T) {
+	good := func() Merchant {
+		return Merchant{Name: "acme", APIKeys: []string{"sk_test_acme"}, PCIApproved: true,
+			Accounts: []Account{{ID: "acct_1", Active: true}, {ID: "acct_2"}},
+			Webhooks: []WebhookEndpoint{{URL: "http://localhost:9000/hooks", Secret: testWebhookSecret}}}
+	}
+	type want struct{ param, code, msg string }
+	for _, tc := range []struct {
+		name   string
+		change func(*Merchant)
+		want   []want // every violation, in order
+	}{
+		{"valid", func(*Merchant) {}, nil},
+		{"no accounts or webhooks", func(m *Merchant) { m.Accounts, m.Webhooks = nil, nil }, nil},
+		{"missing name", func(m *Merchant) { m.Name = "" }, []want{{"name", "parameter_missing", "name is required"}}},
+		{"name too long", func(m *Merchant) { m.Name = strings.Repeat("n", 101) }, []want{{"name", "parameter_invalid", "longer than 100"}}},
+		{"name with a newline", func(m *Merchant) { m.Name = "ac\nme" }, []want{{"name", "parameter_invalid", "control characters"}}},
+		{"name not UTF-8", func(m *Merchant) { m.Name = "ac\xffme" }, []want{{"name", "parameter_invalid", "readable text"}}},
+		{"no keys", func(m *Merchant) { m.APIKeys = nil }, []want{{"api_keys", "parameter_missing", "at least one key"}}},
+		{"malformed key", func(m *Merchant) { m.APIKeys = []string{"sk_ok", "sk k3y"} },
+			[]want{{"api_keys.1", "parameter_invalid", "api key 2 is not a valid bearer token"}}},
+		{"key twice", func(m *Merchant) { m.APIKeys = []string{"sk_k3y", "sk_other", "sk_k3y"} },
+			[]want{{"api_keys.2", "parameter_invalid", "api key 3 is used twice: it is the same as api key 1"}}},
+		{"account without id", func(m *Merchant) { m.Accounts[1].ID = "" },
+			[]want{{"accounts.1.id", "parameter_missing", "account 2: id is required"}}},
+		{"account twice", func(m *Merchant) { m.Accounts[1].ID = "acct_1" },
+			[]want{{"accounts.1.id", "parameter_invalid", `account "acct_1" is listed twice`}}},
+		{"relative webhook url", func(m *Merchant) { m.Webhooks[0].URL = "/hooks" },
+			[]want{{"webhooks.0.url", "parameter_invalid", `webhook 1: url "/hooks" is not an absolute http:// or https:// URL`}}},
+		{"webhook without secret", func(m *Merchant) { m.Webhooks[0].Secret = "" },
+			[]want{{"webhooks.0.secret", "parameter_missing", "webhook 1: secret is required"}}},
+		{"everything wrong at once", func(m *Merchant) {
+			m.Name, m.APIKeys = "", []string{""}
+			m.Accounts = []Account{{}}
+			m.Webhooks = []WebhookEndpoint{{URL: "ftp://h.example", Secret: "abc"}}
+		}, []want{
+			{"name", "parameter_missing", "name is required"},
+			{"api_keys.0", "parameter_invalid", "api key 1 is not a valid bearer token"},
+			{"accounts.0.id", "parameter_missing", "account 1: id is required"},
+			{"webhooks.0.url", "parameter_invalid", "webhook 1: url"},
+			{"webhooks.0.secret", "parameter_invalid", "webhook 1: the secret must start with whsec_"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := good()
+			tc.change(&m)
+			vs := m.Validate()
+			if len(vs) != len(tc.want) {
+				t.Fatalf("Validate() = %+v, want %d violations", vs, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if vs[i].Param != w.param || vs[i].Code != w.code || !strings.Contains(vs[i].Message, w.msg) {
+					t.Errorf("violation %d = %+v, want %s %s mentioning %q", i, vs[i], w.param, w.code, w.msg)
+				}
+			}
+			for _, v := range vs {
+				if strings.Contains(v.Message, "k3y") || strings.Contains(v.Message, "whsec_MfK") {
+					t.Errorf("message %q repeats a key or secret", v.Message)
+				}
+			}
+		})
+	}
+}
+
+func TestNewMerchantsFromConfig_PrefixesParamsWithTheMerchant(t *testing.T) {
+	_, err := NewMerchantsFromConfig(MerchantsConfig{
+		Merchants: []Merchant{
+			{Name: "acme", APIKeys: []string{"sk_a"}},
+			{Name: "globex", APIKeys: []string{"sk_b", "sk_a"}, Accounts: []Account{{}}},
+		},
+		DefaultWebhooks: []WebhookEndpoint{{URL: "hooks", Secret: testWebhookSecret}},
+	})
+	e, ok := AsError(err)
+	if !ok || e.Type != InvalidRequest {
+		t.Fatalf("error = %v, want an *Error", err)
+	}
+	var got []string
+	for _, v := range e.Violations {
+		got = append(got, v.Param+": "+v.Message)
+	}
+	want := []string{
+		`default_webhooks.0.url: default webhook 1: url "hooks" is not an absolute http:// or https:// URL`,
+		`merchants.1.accounts.0.id: merchant "globex": account 1: id is required`,
+		`merchants.1.api_keys.1: merchant "globex": api key 2 is used twice: merchant 1 has it too`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestMerchant_StringNeverShowsKeysOrSecrets(t *testing.T) {
+	m := Merchant{ID: "acme", Name: "acme", APIKeys: []string{"sk_test_S3CRETKEY"},
+		Webhooks: []WebhookEndpoint{{URL: "https://user:pa55word@h.example/x", Secret: testWebhookSecret}}}
+	for _, s := range []string{fmt.Sprint(m), fmt.Sprintf("%+v", m), fmt.Sprintf("%#v", m), fmt.Sprintf("%v", &m), m.LogValue().String()} {
+		for _, secret := range []string{"S3CRETKEY", testWebhookSecret, "pa55word"} {
+			if strings.Contains(s, secret) {
+				t.Errorf("%q shows %q", s, secret)
+			}
+		}
+	}
+	if s := m.String(); !strings.Contains(s, "acme") || !strings.Contains(s, "1 api keys") || !strings.Contains(s, "h.example") {
+		t.Errorf("String() = %q, want the name, the key count and the webhook host", s)
+	}
+}
+
+func TestMerchants_OpenMerchantsShareTheSandboxAccounts(t *testing.T) {
+	ms := openMerchants(t, MerchantsConfig{})
+	a, b := mustAuth(t, ms, "sk_a"), mustAuth(t, ms, "sk_b")
+	if len(a.Accounts) != 2 || &a.Accounts[0] != &b.Accounts[0] {
+		t.Errorf("open merchants hold their own accounts: %p, %p", a.Accounts, b.Accounts)
+	}
+}
+
+func TestMerchants_KnownKeyAllocatesNothing(t *testing.T) {
+	open := openMerchants(t, MerchantsConfig{})
+	mustAuth(t, open, "sk_test_alpha_0123456789")
+	conf := configured(t)
+	for name, tc := range map[string]struct {
+		ms  *Merchants
+		key string
+	}{"open": {open, "sk_test_alpha_0123456789"}, "configured": {conf, "sk_test_acme"}} {
+		if n := testing.AllocsPerRun(100, func() { _, _ = tc.ms.Authenticate(tc.key) }); n != 0 {
+			t.Errorf("%s: Authenticate of a known key allocates %v times, want 0", name, n)
+		}
+	}
+}
+
+func TestMerchants_CapRefusesNewTokensAndServesExistingOnes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		max  int
+		want int // how many new tokens are accepted
+	}{
+		{"default", 0, DefaultMaxMerchants},
+		{"small", 3, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms := openMerchants(t, MerchantsConfig{MaxMerchants: tc.max})
+			first := mustAuth(t, ms, "sk_cap_0")
+			for i := 1; i < tc.want; i++ {
+				mustAuth(t, ms, fmt.Sprintf("sk_cap_%d", i))
+			}
+			m, err := ms.Authenticate(fmt.Sprintf("sk_cap_%d", tc.want))
+			if !errors.Is(err, ErrMerchantLimit) || m != nil {
+				t.Fatalf("token %d past the cap: %v, %v; want ErrMerchantLimit", tc.want+1, m, err)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprint(tc.want)) {
+				t.Errorf("error %q does not say the cap", err)
+			}
+			if again := mustAuth(t, ms, "sk_cap_0"); again != first {
+				t.Error("an existing merchant changed once the cap was reached")
+			}
+			mustAuth(t, ms, fmt.Sprintf("sk_cap_%d", tc.want-1))
+			if got := ms.OpenCount(); got != tc.want {
+				t.Errorf("OpenCount() = %d, want %d", got, tc.want)
+			}
+			// A key created by an existing merchant is no new merchant.
+			k, err := ms.CreateKey(first.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := mustAuth(t, ms, k.Key); got != first {
+				t.Errorf("created key gave %v, want the merchant that created it", got.ID)
+			}
+		})
+	}
+}
+
+func TestMerchants_NoCapWhenNegative(t *testing.T) {
+	ms := openMerchants(t, MerchantsConfig{MaxMerchants: -1})
+	for i := range DefaultMaxMerchants + 5 {
+		mustAuth(t, ms, fmt.Sprintf("sk_nocap_%d", i))
+	}
+}
+
+func TestMerchants_ForgetRemovesIdleOpenMerchants(t *testing.T) {
+	clock := newFakeNow()
+	ms := openMerchants(t, MerchantsConfig{Now: clock.Now, MaxMerchants: 3})
+	idle := mustAuth(t, ms, "sk_idle")
+	idleKey, err := ms.CreateKey(idle.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ms.AddEndpoint(idle.ID, "http://h.example/in"); err != nil {
+		t.Fatal(err)
+	}
+	busy := mustAuth(t, ms, "sk_busy")
+	clock.Advance(20 * time.Hour)
+	recent := mustAuth(t, ms, "sk_recent")
+	clock.Advance(5 * time.Hour)
+
+	var asked []string
+	gone := ms.Forget(clock.Now(), 24*time.Hour, func(id string) bool {
+		asked = append(asked, id)
+		return id == busy.ID
+	})
+	if !slices.Equal(gone, []string{idle.ID}) {
+		t.Fatalf("Forget = %v, want [%s]", gone, idle.ID)
+	}
+	if slices.Contains(asked, recent.ID) {
+		t.Error("busy was asked about a merchant that is not idle")
+	}
+	if _, ok := ms.ByID(idle.ID); ok {
+		t.Error("a forgotten merchant is still found by id")
+	}
+	for _, m := range []*Merchant{busy, recent} {
+		if got, ok := ms.ByID(m.ID); !ok || got != m {
+			t.Errorf("merchant %s was forgotten", m.ID)
+		}
+	}
+	if got := ms.OpenCount(); got != 2 {
+		t.Errorf("OpenCount() = %d after forgetting one of three", got)
+	}
+	if ms.Keys(idle.ID) != nil || ms.Endpoints(idle.ID) != nil || ms.Deliverable(idle.ID) != nil {
+		t.Error("a forgotten merchant still has keys or endpoints")
+	}
+	// Its token comes back as a new, empty merchant, in the room the old
+	// one left; its created key went with it, so in open mode that key
+	// would be one more new merchant, past the cap.
+	back := mustAuth(t, ms, "sk_idle")
+	if back == idle || len(ms.Keys(back.ID)) != 1 || len(ms.Endpoints(back.ID)) != 0 {
+		t.Errorf("the returning token got the old merchant or its keys and endpoints: %v", ms.Keys(back.ID))
+	}
+	if _, err := ms.Authenticate(idleKey.Key); !errors.Is(err, ErrMerchantLimit) {
+		t.Errorf("created key of a forgotten merchant: %v, want ErrMerchantLimit (a new merchant past the cap)", err)
+	}
+}
+
+func TestMerchants_ForgetKeepsMerchantsUsedWhileBusyRan(t *testing.T) {
+	clock := newFakeNow()
+	ms := openMerchants(t, MerchantsConfig{Now: clock.Now})
+	m := mustAuth(t, ms, "sk_racing")
+	clock.Advance(48 * time.Hour)
+	gone := ms.Forget(clock.Now(), 24*time.Hour, func(string) bool {
+		mustAuth(t, ms, "sk_racing") // a request arrives while busy runs
+		return false
+	})
+	if len(gone) != 0 {
+		t.Errorf("Forget = %v, want none: the merchant was used meanwhile", gone)
+	}
+	if got, ok := ms.ByID(m.ID); !ok || got != m {
+		t.Error("merchant lost")
+	}
+}
+
+func TestMerchants_ForgetNeverTouchesConfiguredMerchants(t *testing.T) {
+	clock := newFakeNow()
+	ms, err := NewMerchantsFromConfig(MerchantsConfig{Now: clock.Now,
+		Merchants: []Merchant{{Name: "acme", APIKeys: []string{"sk_test_acme"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(1000 * time.Hour)
+	if gone := ms.Forget(clock.Now(), time.Hour, func(string) bool { return false }); len(gone) != 0 {
+		t.Errorf("Forget = %v in configured mode", gone)
+	}
+	mustAuth(t, ms, "sk_test_acme")
+}
+
+func TestMerchants_ConcurrentUseIsSafe(t *testing.T) {
+	clock := newFakeNow()
+	ms := openMerchants(t, MerchantsConfig{Now: clock.Now, MaxMerchants: 50})
+	owner := mustAuth(t, ms, "sk_owner")
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				_, err := ms.Authenticate(fmt.Sprintf("sk_w%d_%d", w, i%40))
+				if err != nil && !errors.Is(err, ErrMerchantLimit) {
+					t.Error(err)
+					return
+				}
+				if m, err := ms.Authenticate("sk_owner"); err != nil || m.ID != owner.ID {
+					t.Errorf("owner: %v, %v", m, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for range 50 {
+			k, err := ms.CreateKey(owner.ID)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if m, err := ms.Authenticate(k.Key); err != nil || m.ID != owner.ID {
+				t.Errorf("created key: %v, %v", m, err)
+				return
+			}
+			if err := ms.RevokeKey(owner.ID, k.ID); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := ms.Authenticate(k.Key); !errors.Is(err, ErrUnknownKey) {
+				t.Errorf("revoked key: %v", err)
+				return
+			}
+			_ = ms.Keys(owner.ID)
+		}
+	})
+	wg.Go(func() {
+		for range 50 {
+			ep, err := ms.AddEndpoint(owner.ID, "http://h.example/in")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_ = ms.Deliverable(owner.ID)
+			if err := ms.DeleteEndpoint(owner.ID, ep.ID); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for range 50 {
+			clock.Advance(time.Minute)
+			ms.Forget(clock.Now(), 10*time.Minute, func(id string) bool { return id == owner.ID })
+			_, _ = ms.ByID(owner.ID)
+		}
+	})
+	wg.Wait()
+	if got, ok := ms.ByID(owner.ID); !ok || got != owner {
+		t.Error("the busy merchant was forgotten")
+	}
+}
+
+// TestMerchants_IdleOpenMerchantCostsAtMost512Bytes holds issue 15's
+// bound: an idle open-mode merchant, with everything Merchants keeps for
+// it, costs at most 512 bytes of heap.
+func TestMerchants_IdleOpenMerchantCostsAtMost512Bytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 100,000 merchants")
+	}
+	perMerchant := bytesPerOpenMerchant(t, 100_000)
+	t.Logf("%.0f bytes per idle open-mode merchant", perMerchant)
+	if perMerchant > 512 {
+		t.Errorf("an idle open-mode merchant costs %.0f bytes, want at most 512", perMerchant)
+	}
+}
+
+func BenchmarkMerchants_OpenMerchantBytes(b *testing.B) {
+	for range b.N {
+		b.ReportMetric(bytesPerOpenMerchant(b, 100_000), "bytes/merchant")
+	}
+}
+
+func bytesPerOpenMerchant(t testing.TB, n int) float64 {
+	t.Helper()
+	heap := func() uint64 {
+		var st runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&st)
+		return st.HeapAlloc
+	}
+	before := heap()
+	ms := openMerchants(t, MerchantsConfig{MaxMerchants: -1})
+	var buf []byte
+	for i := range n {
+		// Tokens as long as a created key, built in one reused buffer so
+		// that only what Merchants keeps stays on the heap.
+		buf = fmt.Appendf(buf[:0], "sk_test_%032d", i)
+		if _, err := ms.Authenticate(string(buf)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := heap()
+	runtime.KeepAlive(ms)
+	if got := ms.OpenCount(); got != n {
+		t.Fatalf("OpenCount() = %d, want %d", got, n)
+	}
+	return float64(after-before) / float64(n)
 }
