@@ -135,7 +135,7 @@ func (ms *Merchants) Keys(merchantID string) []APIKey {
 	var out []APIKey
 	if e.open && !e.tokenRevoked {
 		out = append(out, APIKey{ID: e.tokenID(), Masked: string(e.tokenMask[:e.tokenMaskLen]),
-			Source: KeyOpen, Created: time.Unix(0, e.created)})
+			Source: KeyOpen, Created: time.Unix(0, e.created).UTC()})
 	}
 	if e.ext != nil {
 		for _, r := range e.ext.keys {

@@ -153,7 +153,7 @@ func TestMerchants_OpenModeConcurrentFirstUse(t *testing.T) {
 	}
 }
 
-func configured(t *testing.T) *Merchants {
+func configured(t testing.TB) *Merchants {
 	t.Helper()
 	ms, err := NewMerchants([]Merchant{
 		{Name: "acme", APIKeys: []string{"sk_test_acme", "sk_test_acme_2"}, PCIApproved: false,
@@ -725,6 +725,26 @@ func TestMerchants_ConcurrentUseIsSafe(t *testing.T) {
 	wg.Wait()
 	if got, ok := ms.ByID(owner.ID); !ok || got != owner {
 		t.Error("the busy merchant was forgotten")
+	}
+}
+
+func BenchmarkMerchants_AuthenticateKnownKey(b *testing.B) {
+	open := openMerchants(b, MerchantsConfig{})
+	mustAuth(b, open, "sk_test_alpha_0123456789")
+	for name, tc := range map[string]struct {
+		ms  *Merchants
+		key string
+	}{"open": {open, "sk_test_alpha_0123456789"}, "configured": {configured(b), "sk_test_acme"}} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := tc.ms.Authenticate(tc.key); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
 	}
 }
 
