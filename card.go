@@ -1,5 +1,6 @@
 // Card checks and masking: what is verified about a card number, and the
 // only parts of a card that are ever kept.
+
 package paymock
 
 import "strings"

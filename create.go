@@ -1,4 +1,5 @@
 // The create request and every rule a payment must pass before it exists.
+
 package paymock
 
 import (
@@ -198,14 +199,28 @@ func validatePaymentMethod(pm *PaymentMethodInput, now time.Time) []Violation {
 	return vs
 }
 
-// NewPayment builds the pending payment for a validated request.
-// checkoutURL is the page the customer is sent to (checkout or 3DS).
-func NewPayment(v ValidatedCreate, m *Merchant, id string, customer Customer, checkoutURL string, now time.Time) Payment {
+// NewPaymentInput is what a new payment is made of besides its validated
+// request.
+type NewPaymentInput struct {
+	ID       string    // the payment's new id
+	Merchant *Merchant // who creates it
+	Customer Customer  // the merchant's customer of the request's email
+	// PublicURL is the base of the hosted pages' URLs, without a trailing
+	// slash.
+	PublicURL string
+	Now       time.Time // the merchant's clock at creation
+}
+
+// NewPayment builds the pending payment for a validated request. Its
+// next action is the hosted page PagePath picks.
+func NewPayment(v ValidatedCreate, in NewPaymentInput) Payment {
 	r := v.Request
-	now = now.UTC().Truncate(time.Second)
+	now := in.Now.UTC().Truncate(time.Second)
+	id, customer := in.ID, in.Customer
+	checkoutURL := in.PublicURL + PagePath(r.PaymentMethod != nil) + id
 	p := Payment{
 		ID:          id,
-		MerchantID:  m.ID,
+		MerchantID:  in.Merchant.ID,
 		Amount:      v.Amount,
 		Currency:    r.Currency,
 		Status:      StatusPending,

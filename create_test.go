@@ -545,7 +545,7 @@ func TestNewPayment(t *testing.T) {
 	// now in another zone, with nanoseconds: the payment's times are UTC
 	// whole seconds.
 	now := testNow.In(time.FixedZone("X", -7*3600))
-	p := NewPayment(v, m, "pay_1", cust, "https://pay.example/3ds/pay_1", now)
+	p := NewPayment(v, NewPaymentInput{ID: "pay_1", Merchant: m, Customer: cust, PublicURL: "https://pay.example", Now: now})
 
 	wantCreated := time.Date(2026, time.May, 15, 12, 34, 56, 0, time.UTC)
 	checks := []struct {
@@ -616,7 +616,7 @@ func TestNewPayment_MetadataKeptByteForByte(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ValidateCreate(%s): %v", tc.in, err)
 		}
-		p := NewPayment(v, pciMerchant(), "pay_1", Customer{}, "https://pay.example/c/pay_1", testNow)
+		p := NewPayment(v, NewPaymentInput{ID: "pay_1", Merchant: pciMerchant(), PublicURL: "https://pay.example", Now: testNow})
 		if string(p.Metadata) != tc.want {
 			t.Errorf("metadata %s stored as %s, want %s", tc.in, p.Metadata, tc.want)
 		}
@@ -628,11 +628,11 @@ func TestNewPayment_WithoutCardHasNoPaymentMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewPayment(v, pciMerchant(), "pay_1", Customer{}, "https://pay.example/c/pay_1", testNow)
+	p := NewPayment(v, NewPaymentInput{ID: "pay_1", Merchant: pciMerchant(), PublicURL: "https://pay.example", Now: testNow})
 	if p.PaymentMethod != nil {
 		t.Errorf("PaymentMethod = %+v, want nil", p.PaymentMethod)
 	}
-	if p.CheckoutURL != "https://pay.example/c/pay_1" {
+	if p.CheckoutURL != "https://pay.example/checkout/pay_1" {
 		t.Errorf("CheckoutURL = %q", p.CheckoutURL)
 	}
 }
@@ -644,7 +644,7 @@ func TestNewPayment_DoesNotAliasRequestMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewPayment(v, pciMerchant(), "pay_1", Customer{}, "u", testNow)
+	p := NewPayment(v, NewPaymentInput{ID: "pay_1", Merchant: pciMerchant(), PublicURL: "u", Now: testNow})
 	r.Metadata[5] = '9'
 	if string(p.Metadata) != `{"a":1}` {
 		t.Errorf("payment metadata changed with the request's buffer: %s", p.Metadata)

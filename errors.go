@@ -1,5 +1,6 @@
 // Domain errors: what went wrong, in the terms of the error shape every API
 // answer uses, independent of HTTP.
+
 package paymock
 
 import (

@@ -1,4 +1,5 @@
 // Events: what the merchant is told when a payment reaches an outcome.
+
 package paymock
 
 import (

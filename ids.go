@@ -1,5 +1,6 @@
 // Identifiers: prefixed, unguessable ids, or a reproducible sequence of
 // them when the run is seeded.
+
 package paymock
 
 import (

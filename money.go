@@ -1,5 +1,6 @@
 // Money: currencies and amounts kept as integer minor units, so that no
 // amount is ever rounded by floating point.
+
 package paymock
 
 import (

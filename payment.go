@@ -1,5 +1,6 @@
 // The payment resource and its JSON form, as the service API and the
 // webhooks send it.
+
 package paymock
 
 import (

@@ -3,7 +3,7 @@
 // the store that keeps payments per merchant.
 //
 // It depends on nothing else in the project; the HTTP side (mockserver), the
-// lifecycle (scenarios) and the webhooks are built around it.
+// lifecycle and the webhooks are built around it.
 package paymock
 
 import "embed"

@@ -1,5 +1,6 @@
 // The store: payments kept per merchant, behind an interface so that a
 // shared backend can replace the in-memory one without touching handlers.
+
 package paymock
 
 import (

@@ -1,6 +1,7 @@
 // Response variants: the wire forms the spec allows a client to meet
 // (amount as a number or a string, "completed" or "succeeded", payment_link
 // present or absent), chosen per response so clients meet them in tests.
+
 package paymock
 
 import (

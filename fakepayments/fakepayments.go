@@ -46,12 +46,6 @@ const (
 	MaxExpiresIn = 24 * time.Hour
 )
 
-// Paths of the hosted pages under PublicURL (as mockserver serves them).
-const (
-	checkoutPath = "/checkout/"
-	threeDSPath  = "/3ds/"
-)
-
 // Generate returns cfg.Count payments for the merchant, oldest first
 // (ascending CreatedAt), reproducible: the same Seed, merchant (ID and PCI
 // approval), Count, Now and PublicURL give byte-identical payments (ids
@@ -517,16 +511,14 @@ func (g *generator) payment(s slot) (paymock.Payment, error) {
 		CancelURL:   cancel,
 		MCC:         &mcc,
 	}
-	page := checkoutPath
 	if g.cfg.Merchant.PCIApproved && g.r.IntN(5) == 0 {
 		req.PaymentMethod = g.card(s.created, cur, cus.Name)
-		page = threeDSPath
 	}
 	v, err := paymock.ValidateCreate(req, g.cfg.Merchant, s.created)
 	if err != nil {
 		return paymock.Payment{}, err
 	}
-	p := paymock.NewPayment(v, g.cfg.Merchant, id, cus, g.base+page+id, s.created)
+	p := paymock.NewPayment(v, paymock.NewPaymentInput{ID: id, Merchant: g.cfg.Merchant, Customer: cus, PublicURL: g.base, Now: s.created})
 	if s.status != paymock.StatusPending {
 		if err := p.Transition(s.status, s.updated); err != nil {
 			return paymock.Payment{}, err

@@ -125,6 +125,32 @@ func (e *Engine) Transition(ctx context.Context, m *paymock.Merchant, id string,
 	return p, nil
 }
 
+// Act is an outcome asked for by a person (a hosted page's button, the
+// dashboard); to "" asks for none (a page's cancel). A payment whose
+// expiry has come on the merchant's clock while the person looked at it,
+// before the scheduler got to it, expires now, once, and what was asked is
+// refused like on any final payment: a conflict_error.
+func (e *Engine) Act(ctx context.Context, m *paymock.Merchant, id string, to paymock.Status) (paymock.Payment, error) {
+	p, err := e.store.Get(ctx, m.ID, id)
+	if errors.Is(err, paymock.ErrNotFound) {
+		return paymock.Payment{}, paymock.PaymentNotFound(id)
+	}
+	if err != nil {
+		return p, err
+	}
+	if p.Overdue(e.clocks.Now(m.ID)) && to != paymock.StatusExpired {
+		if p, err = e.Transition(ctx, m, id, paymock.StatusExpired); err != nil {
+			return p, err
+		}
+		return p, &paymock.Error{Type: paymock.Conflict, Code: "payment_expired",
+			Message: "payment " + id + " expired before the action could be taken"}
+	}
+	if to == "" {
+		return p, nil
+	}
+	return e.Transition(ctx, m, id, to)
+}
+
 // Advance moves the merchant's clock forward, fires everything that fell
 // due on the way in time order, and waits for the webhook deliveries that
 // caused to be attempted, so the caller sees their outcome.

@@ -1,5 +1,6 @@
 // Error answers: every failure, from any layer, leaves in the one shape of
 // DESIGN.md.
+
 package mockserver
 
 import (

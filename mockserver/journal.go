@@ -1,5 +1,6 @@
 // The request journal and the conformance counters: what each merchant's
 // client did, what it was answered, and where it broke the contract.
+
 package mockserver
 
 import (

@@ -10,6 +10,7 @@
 // Pages are HTML, rendered from embedded templates, with embedded CSS and
 // no JavaScript; nothing is loaded from anywhere else. Their errors are
 // HTML pages too, never the JSON errors of the API.
+
 package mockserver
 
 import (
@@ -35,7 +36,8 @@ import (
 	"github.com/paymock/paymock/lifecycle"
 )
 
-// Page paths besides the two page kinds' own (checkoutPath, threeDSPath).
+// Page paths besides the two page kinds' own (paymock.CheckoutPath and
+// paymock.ThreeDSPath).
 const (
 	pageCSSPath = "/assets/page.css"
 	// maxPageForm bounds a page's form post; the real one is ~100 bytes.
@@ -50,17 +52,11 @@ const (
 	threeDSPage  pageKind = "3ds"
 )
 
-func (k pageKind) path() string {
-	if k == threeDSPage {
-		return threeDSPath
-	}
-	return checkoutPath
-}
+func (k pageKind) path() string { return paymock.PagePath(k == threeDSPage) }
 
-// of reports whether p is a payment whose page is of kind k: a payment
-// with a card has the 3DS page, one without the checkout page.
-func (k pageKind) of(p paymock.Payment) bool {
-	return (p.PaymentMethod != nil) == (k == threeDSPage)
+// shows reports whether p is a payment whose page is of kind k.
+func (k pageKind) shows(p paymock.Payment) bool {
+	return paymock.PagePath(p.PaymentMethod != nil) == k.path()
 }
 
 // pageAction is one button of a page: what it does to the payment and
@@ -223,7 +219,7 @@ type cardView struct {
 	Expiry string
 }
 
-// pageShow serves a page: the form while the payment is pending, its
+// pageShow handles GET /checkout/{id} and GET /3ds/{id}: the form while the payment is pending, its
 // outcome once it is final. It never changes anything.
 func (s *Server) pageShow(k pageKind) echo.HandlerFunc {
 	return func(c *echo.Context) error {
@@ -233,7 +229,7 @@ func (s *Server) pageShow(k pageKind) echo.HandlerFunc {
 			return s.pageNotFound(c)
 		}
 		now := s.lifecycle.Now(m)
-		if p.Status == paymock.StatusPending && now.Before(p.ExpiresAt) {
+		if p.Status == paymock.StatusPending && !p.Overdue(now) {
 			return s.renderPage(c, http.StatusOK, pageTemplateOf(k), s.pendingView(k, p, m, now))
 		}
 		return s.renderPage(c, http.StatusOK, "status", s.statusView(p, m, now, false))
@@ -247,7 +243,7 @@ func pageTemplateOf(k pageKind) string {
 	return "checkout"
 }
 
-// pageAct handles a page's form: checks that the post comes from the page,
+// pageAct handles POST /checkout/{id} and POST /3ds/{id}, a page's form: checks that the post comes from the page,
 // moves the payment through the lifecycle engine and sends the customer
 // on to the merchant.
 func (s *Server) pageAct(k pageKind) echo.HandlerFunc {
@@ -281,24 +277,10 @@ func (s *Server) pageAct(k pageKind) echo.HandlerFunc {
 		if p.Status.Final() {
 			return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, s.lifecycle.Now(m), true))
 		}
-		// Expired on the merchant's clock while the page was open, and the
-		// scheduler has not got to it yet: the expiry happens now, once, and
-		// the action is refused like on any final payment.
-		if !s.lifecycle.Now(m).Before(p.ExpiresAt) {
-			act, name = pageAction{to: paymock.StatusExpired}, "expire"
+		if _, err := s.lifecycle.Act(ctx, m, p.ID, act.to); err != nil {
+			return s.pageTransitionFailed(c, m, p.ID, name, err)
 		}
-		if act.to != "" {
-			after, err := s.lifecycle.Transition(ctx, m, p.ID, act.to)
-			if err != nil {
-				return s.pageTransitionFailed(c, m, p.ID, name, err)
-			}
-			s.log.DebugContext(ctx, "page action", "merchant", m.ID, "payment", p.ID, "page", string(k), "action", name, "to", act.to)
-			if act.to == paymock.StatusExpired {
-				return s.renderPage(c, http.StatusConflict, "status", s.statusView(after, m, s.lifecycle.Now(m), true))
-			}
-		} else {
-			s.log.DebugContext(ctx, "page action", "merchant", m.ID, "payment", p.ID, "page", string(k), "action", name)
-		}
+		s.log.DebugContext(ctx, "page action", "merchant", m.ID, "payment", p.ID, "page", string(k), "action", name, "to", act.to)
 		if act.success {
 			return s.pageRedirect(c, p.SuccessURL)
 		}
@@ -359,7 +341,7 @@ func (s *Server) pagePayment(ctx context.Context, k pageKind, id string) (paymoc
 		}
 		return paymock.Payment{}, nil, false
 	}
-	if !k.of(p) {
+	if !k.shows(p) {
 		return paymock.Payment{}, nil, false
 	}
 	m, ok := s.merchants.ByID(p.MerchantID)
@@ -411,7 +393,7 @@ func (s *Server) pendingView(k pageKind, p paymock.Payment, m *paymock.Merchant,
 // recorded it yet (and a GET does not do it for the scheduler).
 func (s *Server) statusView(p paymock.Payment, m *paymock.Merchant, now time.Time, refused bool) pageView {
 	status, when := p.Status, p.UpdatedAt
-	if status == paymock.StatusPending && !now.Before(p.ExpiresAt) {
+	if p.Overdue(now) {
 		status, when = paymock.StatusExpired, p.ExpiresAt
 	}
 	if status == paymock.StatusCompleted && !p.CompletedAt.IsZero() {
@@ -437,6 +419,8 @@ func twoDigits(n int) string {
 	return string([]byte{byte('0' + n/10%10), byte('0' + n%10)})
 }
 
+// pageNotFound answers the HTML 404 page: unknown payments and any
+// other path under the hosted pages.
 func (s *Server) pageNotFound(c *echo.Context) error {
 	return s.pageMessage(c, http.StatusNotFound, "Payment not found",
 		"There is no payment at this address. Check the link, or ask the shop for a new one.")
@@ -473,7 +457,7 @@ func (s *Server) renderPage(c *echo.Context, status int, name string, v pageView
 	return c.HTMLBlob(status, b.Bytes())
 }
 
-// pageAsset serves the pages' stylesheet.
+// pageAsset handles GET /assets/page.css, the pages' stylesheet.
 func (s *Server) pageAsset(c *echo.Context) error {
 	h := c.Response().Header()
 	h.Set("Cache-Control", "public, max-age=86400")

@@ -1,5 +1,6 @@
 // What the hosted pages show a person: amounts with their currency sign,
 // the time left before a payment expires, card brands.
+
 package mockserver
 
 import (

@@ -1,5 +1,6 @@
 // The payments API: create, list and retrieve. Handlers decode, call the
 // domain and encode; the rules live in package paymock.
+
 package mockserver
 
 import (
@@ -15,12 +16,7 @@ import (
 	"github.com/paymock/paymock/lifecycle"
 )
 
-// Paths of the hosted pages, relative to the public URL.
-const (
-	checkoutPath = "/checkout/"
-	threeDSPath  = "/3ds/"
-)
-
+// createPayment handles POST /api/v1/payments: a new pending payment.
 func (s *Server) createPayment(c *echo.Context) error {
 	ctx := c.Request().Context()
 	m := merchantOf(c)
@@ -43,12 +39,8 @@ func (s *Server) createPayment(c *echo.Context) error {
 		return fmt.Errorf("customer id: %w", err)
 	}
 	id := s.ids.New("pay")
-	page := checkoutPath
-	if req.PaymentMethod != nil {
-		page = threeDSPath
-	}
 	customer := paymock.Customer{ID: cusID, Email: req.Customer.Email, Name: req.Customer.Name}
-	p := paymock.NewPayment(v, m, id, customer, s.publicURL+page+id, now)
+	p := paymock.NewPayment(v, paymock.NewPaymentInput{ID: id, Merchant: m, Customer: customer, PublicURL: s.publicURL, Now: now})
 	if req.PaymentMethod != nil && req.PaymentMethod.Card != nil {
 		c, _ := lifecycle.CardFor(req.PaymentMethod.Card.Number)
 		p.Declines3DS = c.DeclineOn3DS
@@ -105,6 +97,7 @@ func metadataScenario(raw json.RawMessage) string {
 	return s
 }
 
+// retrievePayment handles GET /api/v1/payments/{id}.
 func (s *Server) retrievePayment(c *echo.Context) error {
 	m := merchantOf(c)
 	id := pathParam(c, "id")
@@ -155,15 +148,16 @@ func readPage(c *echo.Context) (pageRequest, error) {
 func (pr pageRequest) window() paymock.Page { return paymock.PageOf(pr.page, pr.perPage) }
 
 // of is the pagination object of the page out of total items.
-func (pr pageRequest) of(total int) pagination {
+func (pr pageRequest) pagination(total int) pagination {
 	return pagination{Page: pr.page, PerPage: pr.perPage, TotalItems: int64(total), TotalPages: paymock.TotalPages(total, pr.perPage)}
 }
 
 // listJSON answers a list envelope of already-encodable items.
 func listJSON(c *echo.Context, items any, pr pageRequest, total int) error {
-	return c.JSON(http.StatusOK, map[string]any{"items": items, "pagination": pr.of(total)})
+	return c.JSON(http.StatusOK, map[string]any{"items": items, "pagination": pr.pagination(total)})
 }
 
+// listPayments handles GET /api/v1/payments: newest first, paged.
 func (s *Server) listPayments(c *echo.Context) error {
 	m := merchantOf(c)
 	pr, err := readPage(c)
@@ -189,7 +183,7 @@ func (s *Server) listPayments(c *echo.Context) error {
 		buf.Write(b)
 	}
 	buf.WriteString(`],"pagination":`)
-	b, err := json.Marshal(pr.of(total))
+	b, err := json.Marshal(pr.pagination(total))
 	if err != nil {
 		return fmt.Errorf("encode pagination: %w", err)
 	}

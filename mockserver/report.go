@@ -1,5 +1,6 @@
 // The conformance report: per operation of the service contract, what the
 // client exercised and where it broke the contract; as JSON or JUnit XML.
+
 package mockserver
 
 import (
@@ -106,6 +107,8 @@ func fraction(n, d int) float64 {
 	return f
 }
 
+// getReport handles GET /_sandbox/report: the contract report, as JSON
+// or JUnit XML.
 func (s *Server) getReport(c *echo.Context) error {
 	r := s.buildReport(merchantOf(c).ID)
 	if c.QueryParam("format") == "junit" {
@@ -187,7 +190,7 @@ func junit(r Report) ([]byte, error) {
 	return append([]byte(xml.Header), append(b, '\n')...), nil
 }
 
-// requests lists the merchant's journal.
+// listRequests handles GET /_sandbox/requests: the merchant's journal.
 func (s *Server) listRequests(c *echo.Context) error {
 	pr, err := readPage(c)
 	if err != nil {

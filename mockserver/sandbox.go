@@ -1,5 +1,6 @@
 // The sandbox control API: outcomes, the merchant's clock, events and
 // reset. Handlers decode, call the lifecycle engine and encode.
+
 package mockserver
 
 import (
@@ -14,11 +15,14 @@ import (
 	"github.com/paymock/paymock"
 )
 
+// sandboxOpenAPI handles GET /_sandbox/openapi.yaml: the control API's
+// contract.
 func (s *Server) sandboxOpenAPI(c *echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml", paymock.SandboxOpenAPI)
 }
 
-// transition is the handler of one outcome call.
+// transition handles POST /_sandbox/payments/{id}/complete, /fail and
+// /expire: one outcome call each.
 func (s *Server) transition(to paymock.Status) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		p, err := s.lifecycle.Transition(c.Request().Context(), merchantOf(c), pathParam(c, "id"), to)
@@ -35,11 +39,14 @@ type clockJSON struct {
 	Fired *int   `json:"fired,omitempty"`
 }
 
+// getClock handles GET /_sandbox/clock.
 func (s *Server) getClock(c *echo.Context) error {
 	m := merchantOf(c)
 	return c.JSON(http.StatusOK, clockJSON{Now: paymock.FormatTime(s.lifecycle.Now(m)), Mode: string(s.lifecycle.ClockMode())})
 }
 
+// advanceClock handles POST /_sandbox/clock/advance: everything that
+// falls due fires, in order, before the answer.
 func (s *Server) advanceClock(c *echo.Context) error {
 	var req struct {
 		Seconds int64 `json:"seconds"`
@@ -55,6 +62,7 @@ func (s *Server) advanceClock(c *echo.Context) error {
 	return c.JSON(http.StatusOK, clockJSON{Now: paymock.FormatTime(now), Mode: string(s.lifecycle.ClockMode()), Fired: &fired})
 }
 
+// listEvents handles GET /_sandbox/events: newest first, with attempts.
 func (s *Server) listEvents(c *echo.Context) error {
 	pr, err := readPage(c)
 	if err != nil {
@@ -65,6 +73,7 @@ func (s *Server) listEvents(c *echo.Context) error {
 	return listJSON(c, items, pr, total)
 }
 
+// redeliver handles POST /_sandbox/events/{id}/redeliver.
 func (s *Server) redeliver(c *echo.Context) error {
 	id := pathParam(c, "id")
 	rec, err := s.lifecycle.Redeliver(c.Request().Context(), merchantOf(c), id)
@@ -77,6 +86,8 @@ func (s *Server) redeliver(c *echo.Context) error {
 	return c.JSON(http.StatusAccepted, rec)
 }
 
+// reset handles POST /_sandbox/reset: forgets the merchant's payments,
+// events, schedule and journal.
 func (s *Server) reset(c *echo.Context) error {
 	if err := s.lifecycle.Reset(c.Request().Context(), merchantOf(c)); err != nil {
 		return err

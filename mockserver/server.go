@@ -136,10 +136,24 @@ func New(cfg Config) (*Server, error) {
 	e.Pre(s.chain()...)
 
 	e.GET("/healthz", s.healthz)
+	s.registerPaymentRoutes(e)
+	s.registerControlRoutes(e)
+	s.registerPageRoutes(e)
+	s.handler = e
+	return s, nil
+}
+
+// registerPaymentRoutes registers the service API of openapi.yaml.
+func (s *Server) registerPaymentRoutes(e *echo.Echo) {
 	e.GET("/openapi.yaml", s.openapi)
 	e.POST("/api/v1/payments", s.createPayment)
 	e.GET("/api/v1/payments", s.listPayments)
 	e.GET("/api/v1/payments/:id", s.retrievePayment)
+}
+
+// registerControlRoutes registers the sandbox control API of
+// sandbox/openapi.yaml.
+func (s *Server) registerControlRoutes(e *echo.Echo) {
 	e.GET("/_sandbox/openapi.yaml", s.sandboxOpenAPI)
 	e.POST("/_sandbox/payments/:id/complete", s.transition(paymock.StatusCompleted))
 	e.POST("/_sandbox/payments/:id/fail", s.transition(paymock.StatusFailed))
@@ -151,19 +165,28 @@ func New(cfg Config) (*Server, error) {
 	e.POST("/_sandbox/reset", s.reset)
 	e.GET("/_sandbox/requests", s.listRequests)
 	e.GET("/_sandbox/report", s.getReport)
-	e.GET(checkoutPath+":id", s.pageShow(checkoutPage))
-	e.POST(checkoutPath+":id", s.pageAct(checkoutPage))
-	e.GET(threeDSPath+":id", s.pageShow(threeDSPage))
-	e.POST(threeDSPath+":id", s.pageAct(threeDSPage))
-	e.GET(pageCSSPath, s.pageAsset)
-	s.handler = e
-	return s, nil
 }
 
+// registerPageRoutes registers the hosted pages. Every other path under
+// them is the HTML 404 page, never JSON: a customer's browser lands there.
+func (s *Server) registerPageRoutes(e *echo.Echo) {
+	for _, k := range []pageKind{checkoutPage, threeDSPage} {
+		e.GET(k.path()+":id", s.pageShow(k))
+		e.POST(k.path()+":id", s.pageAct(k))
+		for _, p := range []string{k.path(), k.path() + "*", strings.TrimSuffix(k.path(), "/")} {
+			e.GET(p, s.pageNotFound)
+			e.POST(p, s.pageNotFound)
+		}
+	}
+	e.GET(pageCSSPath, s.pageAsset)
+}
+
+// healthz handles GET /healthz: the server is up.
 func (s *Server) healthz(c *echo.Context) error {
 	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
 }
 
+// openapi handles GET /openapi.yaml: the service contract.
 func (s *Server) openapi(c *echo.Context) error {
 	return c.Blob(http.StatusOK, "application/yaml", paymock.OpenAPI)
 }

@@ -2,6 +2,7 @@
 // a payment over the API, open next_action.url, click, land on the
 // merchant's page, check the payment and its webhook. Each page is saved as
 // a PNG at phone and desktop sizes in test-output/screenshots/.
+
 package sandbox
 
 import (

@@ -1,5 +1,6 @@
 // Test helpers: a real server over loopback, and a client whose transport
 // validates every response against the contract on its own.
+
 package sandbox
 
 import (

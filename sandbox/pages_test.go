@@ -580,3 +580,13 @@ func TestPages_AreOutsideTheAPI(t *testing.T) {
 		t.Error("a page answer was taken for an API error")
 	}
 }
+
+func TestPages_EveryPathUnderThePagesIsTheHTML404(t *testing.T) {
+	env := newEnv(t)
+	for _, p := range []string{"/checkout/", "/3ds/", "/checkout", "/3ds", "/checkout/pay_x/more", "/3ds/a/b/c", "/checkout/" + strings.Repeat("x", 3000)} {
+		for _, method := range []string{"GET", "POST"} {
+			req, _ := http.NewRequest(method, env.URL+p, nil)
+			wantHTMLPage(t, env.fetch(req), http.StatusNotFound)
+		}
+	}
+}

@@ -6,7 +6,7 @@
 //
 // It imports only the standard library and the root package. The merchant
 // clock and the scheduler that brings retries due are interfaces declared
-// here and implemented by package scenarios.
+// here and implemented by package lifecycle.
 package webhooks
 
 import (
@@ -27,7 +27,7 @@ import (
 )
 
 // Scheduler runs fn once the merchant's clock reaches due. (Implemented by
-// package scenarios; in frozen-clock mode it only fires when the merchant's
+// package lifecycle; in frozen-clock mode it only fires when the merchant's
 // clock is advanced, and in real mode by itself.) fn returns once the retry
 // it queues has been attempted, so a scheduler that advances a clock runs a
 // whole retry schedule in order; At may be called from any goroutine.
@@ -46,7 +46,7 @@ type Clock interface {
 type Config struct {
 	Logger *slog.Logger // default: discard
 	// Scheduler brings retries due. Default: real time (time.AfterFunc),
-	// for use without package scenarios.
+	// for use without package lifecycle.
 	Scheduler Scheduler
 	// Clock stamps attempts and next_attempt_at. Default: real time.
 	Clock Clock
@@ -298,7 +298,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	return d, nil
 }
 
-// realScheduler and realClock are the defaults when no scenarios package
+// realScheduler and realClock are the defaults when no lifecycle package
 // drives time: everything on the real clock.
 type realScheduler struct{}
 
