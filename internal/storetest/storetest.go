@@ -119,7 +119,7 @@ func fullPayment() paymock.Payment {
 		Currency:    paymock.EUR,
 		Status:      paymock.StatusCompleted,
 		Customer:    paymock.Customer{ID: "cus_1", Email: "Jane@Example.com", Name: "Jane Doe"},
-		Description: "Order #1001 <&>",
+		Description: "Order #1001 <&> \x00 ☃",
 		Metadata:    json.RawMessage(`{"z":1,"a":[1,2.50,"x&y"],"m":{"b":null,"a":"é"}}`),
 		SuccessURL:  "https://shop.example/success?a=1&b=2",
 		CancelURL:   "https://shop.example/cancel",

@@ -1,0 +1,48 @@
+// Package postgres keeps paymock's state in PostgreSQL (through pgx), so
+// that several paymock replicas share it and a restart loses nothing.
+// *Store implements paymock.Store and passes the same conformance suite as
+// the in-memory store.
+//
+// # Storage
+//
+// A payment is a row keyed by (merchant_id, id), with a creation sequence
+// for newest-first listing, its status and expiry as typed columns (what
+// is queried), and the whole payment as a json document. The document is
+// json rather than jsonb because nothing queries inside it and json keeps
+// the text as written: a merchant's metadata comes back byte for byte and
+// "\u0000" in a description is accepted, where jsonb would reorder keys
+// and refuse it. Customers are a table keyed by merchant and lower-cased
+// email. Update locks the row (SELECT ... FOR UPDATE), applies the
+// caller's function in Go and writes the result in the same transaction,
+// so concurrent updates on any replica serialise and a failing function
+// changes nothing. Every statement takes request values as parameters;
+// no SQL is built from them.
+//
+// # Migrations
+//
+// The schema is in migrations/NNNN_name.sql, embedded in the binary. Open
+// applies the ones a database lacks, each in its own transaction, recorded
+// in schema_migrations, while holding a PostgreSQL advisory lock: replicas
+// starting together wait for each other instead of racing. A database
+// migrated by a newer paymock is refused rather than used with a schema
+// this one does not know.
+//
+// # Connections
+//
+// Config.MaxConns defaults to 10 connections per replica. A request holds
+// a connection for one or two short statements (a transaction of three for
+// an update), so a few connections keep a replica busy: throughput on the
+// database side peaks near twice its cores, and a replica that queues for a
+// connection for a moment loses less than a database thrashing between
+// hundreds. Ten also lets three replicas, the migrations and an operator's
+// psql fit in PostgreSQL's default max_connections of 100. Raise it for a
+// replica on many cores in front of a large database.
+//
+// # Failures
+//
+// A database that cannot be reached when Open runs is an error naming the
+// host. One that goes away while serving makes calls fail with an error
+// wrapping ErrUnavailable (the HTTP side answers 503); the pool reconnects
+// by itself once the database is back. Connecting gives up after
+// Config.ConnectTimeout rather than hanging a request.
+package postgres

@@ -1,0 +1,270 @@
+// The store: Open, and the paymock.Store methods on PostgreSQL.
+
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/paymock/paymock"
+)
+
+// Config says which database to use and how.
+type Config struct {
+	// URL is a PostgreSQL connection URL or key=value string, as libpq
+	// reads it: postgres://user:password@host:5432/paymock?sslmode=disable.
+	URL string
+	// MaxConns bounds the pool; 0 means 10 (see the package doc).
+	MaxConns int32
+	// ConnectTimeout bounds each attempt to connect; 0 means the URL's
+	// connect_timeout, or 5 seconds without one.
+	ConnectTimeout time.Duration
+	// Logger receives the migrations applied; nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultMaxConns is the pool size when Config.MaxConns is 0.
+const DefaultMaxConns = 10
+
+// Store keeps paymock's state in one PostgreSQL database. It is safe for
+// concurrent use, by any number of replicas on the same database.
+type Store struct {
+	pool *pgxpool.Pool
+	log  *slog.Logger
+}
+
+var _ paymock.Store = (*Store)(nil)
+
+// Open connects to the database, brings its schema up to date and returns
+// the store. A database that cannot be reached is an error wrapping
+// ErrUnavailable.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	return open(ctx, cfg, 0)
+}
+
+// open is Open migrating only up to version upTo (0: all), so that tests
+// can make a database of an earlier version.
+func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		// pgx's message names the problem and hides any password.
+		return nil, fmt.Errorf("postgres: reading the database URL: %w", err)
+	}
+	pc.MaxConns = DefaultMaxConns
+	if cfg.MaxConns > 0 {
+		pc.MaxConns = cfg.MaxConns
+	}
+	switch {
+	case cfg.ConnectTimeout > 0:
+		pc.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	case pc.ConnConfig.ConnectTimeout == 0:
+		pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	where := fmt.Sprintf("%s:%d/%s", pc.ConnConfig.Host, pc.ConnConfig.Port, pc.ConnConfig.Database)
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", where, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, check("cannot reach the database at "+where, err)
+	}
+	version, err := migrate(ctx, pool, upTo, log)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	log.Debug("database ready", "database", where, "schema_version", version, "max_conns", pc.MaxConns)
+	return &Store{pool: pool, log: log}, nil
+}
+
+// Close closes every connection, waiting for those in use.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers, for readiness probes.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return check("ping", err)
+	}
+	return nil
+}
+
+// Insert implements paymock.Store.
+func (s *Store) Insert(ctx context.Context, p paymock.Payment) error {
+	doc, err := encode(p)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO payments (merchant_id, id, status, expires_at, payment)
+		VALUES ($1, $2, $3, $4, $5)`, p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc)
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && pg.Code == "23505" { // unique_violation
+		return fmt.Errorf("insert %s: id already used", p.ID)
+	}
+	if err != nil {
+		return check("insert "+p.ID, err)
+	}
+	return nil
+}
+
+// Get implements paymock.Store.
+func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment, error) {
+	var doc []byte
+	err := s.pool.QueryRow(ctx, `SELECT payment FROM payments WHERE merchant_id = $1 AND id = $2`,
+		merchantID, id).Scan(&doc)
+	if err != nil {
+		return paymock.Payment{}, notFound(id, err)
+	}
+	return decode(merchantID, id, doc)
+}
+
+// Locate implements paymock.Store. Ids are unique in practice (they are
+// random); should two merchants share one, the newer payment is found, as
+// in the memory store.
+func (s *Store) Locate(ctx context.Context, id string) (paymock.Payment, error) {
+	var merchantID string
+	var doc []byte
+	err := s.pool.QueryRow(ctx, `SELECT merchant_id, payment FROM payments WHERE id = $1
+		ORDER BY seq DESC LIMIT 1`, id).Scan(&merchantID, &doc)
+	if err != nil {
+		return paymock.Payment{}, notFound(id, err)
+	}
+	return decode(merchantID, id, doc)
+}
+
+func notFound(id string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("payment %s: %w", id, paymock.ErrNotFound)
+	}
+	return check("reading payment "+id, err)
+}
+
+// List implements paymock.Store. One statement counts and pages, so the
+// total and the page come from the same snapshot.
+func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) ([]paymock.Payment, int, error) {
+	if offset < 0 || limit < 0 {
+		return nil, 0, fmt.Errorf("list: negative offset or limit")
+	}
+	rows, err := s.pool.Query(ctx, `SELECT t.total, p.id, p.payment
+		FROM (SELECT count(*) AS total FROM payments WHERE merchant_id = $1) t
+		LEFT JOIN LATERAL (
+			SELECT id, payment, seq FROM payments WHERE merchant_id = $1
+			ORDER BY seq DESC OFFSET $2 LIMIT $3
+		) p ON true
+		ORDER BY p.seq DESC`, merchantID, int64(offset), int64(limit))
+	if err != nil {
+		return nil, 0, check("listing payments", err)
+	}
+	defer rows.Close()
+	out := make([]paymock.Payment, 0, min(limit, 100))
+	var total int
+	for rows.Next() {
+		var id *string
+		var doc []byte
+		if err := rows.Scan(&total, &id, &doc); err != nil {
+			return nil, 0, check("listing payments", err)
+		}
+		if id == nil { // the page is empty: the row only carries the total
+			continue
+		}
+		p, err := decode(merchantID, *id, doc)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, check("listing payments", err)
+	}
+	return out, total, nil
+}
+
+// CustomerID implements paymock.Store. Emails are matched without regard
+// to case. newID is called only when the email is new; should two replicas
+// race on a new email, both get the id that was stored first.
+func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID func() string) (string, error) {
+	key := strings.ToLower(email)
+	var id string
+	err := s.pool.QueryRow(ctx, `SELECT id FROM customers WHERE merchant_id = $1 AND email = $2`,
+		merchantID, key).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", check("reading a customer", err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO customers (merchant_id, email, id) VALUES ($1, $2, $3)
+		ON CONFLICT (merchant_id, email) DO NOTHING`, merchantID, key, newID()); err != nil {
+		return "", check("adding a customer", err)
+	}
+	// Read back rather than trust our insert: another writer may have won.
+	if err := s.pool.QueryRow(ctx, `SELECT id FROM customers WHERE merchant_id = $1 AND email = $2`,
+		merchantID, key).Scan(&id); err != nil {
+		return "", check("reading a customer", err)
+	}
+	return id, nil
+}
+
+// Update implements paymock.Store: the row stays locked from read to
+// write, so updates of one payment from any replica apply one at a time.
+func (s *Store) Update(ctx context.Context, merchantID, id string, fn func(*paymock.Payment) error) (paymock.Payment, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return paymock.Payment{}, check("updating payment "+id, err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // a no-op once committed
+	var doc []byte
+	err = tx.QueryRow(ctx, `SELECT payment FROM payments WHERE merchant_id = $1 AND id = $2 FOR UPDATE`,
+		merchantID, id).Scan(&doc)
+	if err != nil {
+		return paymock.Payment{}, notFound(id, err)
+	}
+	before, err := decode(merchantID, id, doc)
+	if err != nil {
+		return paymock.Payment{}, err
+	}
+	// fn gets its own decoded copy, so that nothing it changes, pointers
+	// included, reaches the payment returned when it fails.
+	p, _ := decode(merchantID, id, doc)
+	if err := fn(&p); err != nil {
+		return before, err
+	}
+	p.ID, p.MerchantID = id, merchantID
+	if doc, err := encode(p); err != nil {
+		return before, err
+	} else if _, err := tx.Exec(ctx, `UPDATE payments SET status = $3, expires_at = $4, payment = $5
+		WHERE merchant_id = $1 AND id = $2`, merchantID, id, string(p.Status), p.ExpiresAt, doc); err != nil {
+		return before, check("updating payment "+id, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return before, check("updating payment "+id, err)
+	}
+	return p, nil
+}
+
+// Reset implements paymock.Store. A payment inserted while the reset runs
+// is either deleted with the rest or kept whole.
+func (s *Store) Reset(ctx context.Context, merchantID string) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM payments WHERE merchant_id = $1`, merchantID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM customers WHERE merchant_id = $1`, merchantID)
+		return err
+	})
+	if err != nil {
+		return check("resetting merchant "+merchantID, err)
+	}
+	return nil
+}
