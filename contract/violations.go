@@ -20,6 +20,14 @@ import (
 // readable messages, never its "Schema:/Value:" dumps. They are sorted by
 // param so the same request always gets the same answer.
 func Violations(err error) []paymock.Violation {
+	out := violationsAt(err, "")
+	slices.SortStableFunc(out, func(a, b paymock.Violation) int { return strings.Compare(a.Param, b.Param) })
+	return out
+}
+
+// violationsAt is Violations, unsorted, of an error about the value at the
+// dotted path base ("" for a whole body).
+func violationsAt(err error, base string) []paymock.Violation {
 	var out []paymock.Violation
 	var walk func(err error, param string)
 	walk = func(err error, param string) {
@@ -44,6 +52,12 @@ func Violations(err error) []paymock.Violation {
 				walk(e.Err, p)
 			}
 		case *openapi3.SchemaError:
+			if e.SchemaField == "oneOf" {
+				if vs, ok := oneOfViolations(e, param); ok {
+					out = append(out, vs...)
+					return
+				}
+			}
 			out = append(out, schemaViolation(e, param))
 		case *openapi3filter.ParseError:
 			out = append(out, paymock.Violation{Param: param, Code: "parameter_invalid", Message: param + " " + parseReason(e)})
@@ -55,8 +69,7 @@ func Violations(err error) []paymock.Violation {
 			out = append(out, paymock.Violation{Param: param, Code: "parameter_invalid", Message: strings.TrimSpace(param + " is invalid")})
 		}
 	}
-	walk(err, "")
-	slices.SortStableFunc(out, func(a, b paymock.Violation) int { return strings.Compare(a.Param, b.Param) })
+	walk(err, base)
 	return out
 }
 
@@ -139,7 +152,15 @@ func schemaViolation(se *openapi3.SchemaError, base string) paymock.Violation {
 	case "maxLength":
 		v.Message = fmt.Sprintf("%s must be at most %d characters", name, *s.MaxLength)
 	case "pattern":
-		v.Message = fmt.Sprintf("%s must match the pattern %s", name, s.Pattern)
+		// A regular expression is no message for a person: the document
+		// words each pattern in x-pattern-message.
+		if words, ok := s.Extensions["x-pattern-message"].(string); ok && words != "" {
+			v.Message = name + " " + words
+		} else {
+			v.Message = name + " is not in the expected form"
+		}
+	case "oneOf":
+		v.Message = name + " must be " + oneOfTypes(s)
 	case "format":
 		v.Message = name + " " + formatReason(s.Format)
 	case "maxItems":
@@ -159,6 +180,10 @@ func formatReason(format string) string {
 		return errNotURI.Error()
 	case "date-time":
 		return "must be a date-time"
+	case "int32":
+		return "must be an integer from -2147483648 to 2147483647"
+	case "int64":
+		return "must be an integer from -9223372036854775808 to 9223372036854775807"
 	}
 	return "must be in the " + format + " format"
 }
@@ -190,4 +215,83 @@ func num(p *float64) string {
 		return "0"
 	}
 	return strconv.FormatFloat(*p, 'f', -1, 64)
+}
+
+// oneOfViolations words the failure of a oneOf whose branches each only
+// require fields ("exactly one of mcc or account_id"): the choice itself,
+// in the user's words, and then everything else wrong with the object.
+// kin stops at a failed oneOf without looking at the object's properties,
+// so they are checked here again without it; otherwise one answer would
+// not list every problem. ok is false for any other oneOf.
+func oneOfViolations(se *openapi3.SchemaError, base string) (vs []paymock.Violation, ok bool) {
+	obj, isObj := se.Value.(map[string]any)
+	if !isObj {
+		return nil, false
+	}
+	var names []string
+	for _, branch := range se.Schema.OneOf {
+		b := branch.Value
+		if b == nil || len(b.Required) == 0 || b.Type != nil || len(b.Properties) > 0 {
+			return nil, false
+		}
+		names = append(names, b.Required...)
+	}
+	prefix := slices.Clone(se.JSONPointer())
+	if base != "" {
+		prefix = append([]string{base}, prefix...)
+	}
+	dotted := func(name string) string { return strings.Join(append(slices.Clone(prefix), name), ".") }
+	var present []string
+	for _, n := range names {
+		if _, has := obj[n]; has {
+			present = append(present, n)
+		}
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = dotted(n)
+	}
+	choice := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+	switch len(present) {
+	case 0:
+		vs = append(vs, paymock.Violation{Param: dotted(names[0]), Code: "parameter_missing", Message: "one of " + choice + " is required"})
+	case 1:
+		// The one given field satisfies its branch: the failure was not the
+		// choice, so say nothing of it and let the recheck below speak.
+	default:
+		vs = append(vs, paymock.Violation{Param: dotted(present[0]), Code: "parameter_conflict", Message: "give exactly one of " + choice + ", not both"})
+	}
+	rest := *se.Schema
+	rest.OneOf = nil
+	if err := rest.VisitJSON(se.Value, requestSchemaOptions()...); err != nil {
+		vs = append(vs, violationsAt(err, strings.Join(prefix, "."))...)
+	}
+	return vs, true
+}
+
+// requestSchemaOptions are the options a request body is checked with,
+// for checks made again outside kin's request validation.
+func requestSchemaOptions() []openapi3.SchemaValidationOption {
+	return []openapi3.SchemaValidationOption{
+		openapi3.MultiErrors(),
+		openapi3.VisitAsRequest(),
+		openapi3.EnableFormatValidation(),
+		openapi3.WithStringFormatValidator("email", openapi3.NewCallbackValidator(checkEmail)),
+		openapi3.WithStringFormatValidator("uri", openapi3.NewCallbackValidator(checkURI)),
+	}
+}
+
+// oneOfTypes words the types a oneOf admits: "a number or a string".
+func oneOfTypes(s *openapi3.Schema) string {
+	var types []string
+	for _, branch := range s.OneOf {
+		if branch.Value == nil || branch.Value.Type == nil {
+			return "one of the allowed forms"
+		}
+		types = append(types, branch.Value.Type.Slice()...)
+	}
+	if len(types) == 0 {
+		return "one of the allowed forms"
+	}
+	return article(types)
 }
