@@ -1,0 +1,250 @@
+// Payments: the list (newest first, paged, filtered by status, searched by
+// id or customer email), one payment with its timeline, and its outcome
+// buttons.
+
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/paymock/paymock"
+)
+
+const (
+	perPage = 20
+	// scanChunk is how many payments a filtered list reads from the store
+	// at a time.
+	scanChunk = 500
+)
+
+func (d *Dashboard) registerPaymentRoutes() {
+	d.mux.HandleFunc("GET "+Prefix+"/payments", d.page(d.handlePayments))
+	d.mux.HandleFunc("GET "+Prefix+"/payments/{id}", d.page(d.handlePayment))
+	d.mux.HandleFunc("POST "+Prefix+"/payments/{id}", d.action(d.handlePaymentAction))
+}
+
+// paymentsData is what the payments list shows.
+type paymentsData struct {
+	Items      []paymock.Payment
+	Status     string // the filter, "" for all
+	Query      string
+	Statuses   []string
+	Page       int
+	TotalPages int
+	Total      int
+	PrevURL    string
+	NextURL    string
+	Filtered   bool
+}
+
+// handlePayments handles GET /dashboard/payments.
+func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *visit) {
+	q := r.URL.Query()
+	data := paymentsData{
+		Status:   q.Get("status"),
+		Query:    strings.TrimSpace(q.Get("q")),
+		Statuses: []string{string(paymock.StatusPending), string(paymock.StatusCompleted), string(paymock.StatusExpired), string(paymock.StatusFailed)},
+		Page:     1,
+	}
+	data.Filtered = data.Status != "" || data.Query != ""
+	pv := v.view("Payments", "payments")
+	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 1 {
+		data.Page = n
+	}
+	status := http.StatusOK
+	switch paymock.Status(data.Status) {
+	case "", paymock.StatusPending, paymock.StatusCompleted, paymock.StatusExpired, paymock.StatusFailed:
+		items, total, err := d.findPayments(r.Context(), v.m, paymock.Status(data.Status), data.Query, (data.Page-1)*perPage, perPage)
+		if err != nil {
+			d.failed(r.Context(), w, r, v, "list the payments", err)
+			return
+		}
+		data.Items, data.Total = items, total
+	default:
+		status = http.StatusBadRequest
+		pv.Error = "There is no status “" + data.Status + "”: choose pending, completed, expired or failed."
+	}
+	data.TotalPages = (data.Total + perPage - 1) / perPage
+	link := func(page int) string {
+		lq := url.Values{}
+		if data.Status != "" {
+			lq.Set("status", data.Status)
+		}
+		if data.Query != "" {
+			lq.Set("q", data.Query)
+		}
+		lq.Set("page", strconv.Itoa(page))
+		return Prefix + "/payments?" + lq.Encode()
+	}
+	if data.Page > 1 {
+		data.PrevURL = link(min(data.Page-1, max(data.TotalPages, 1)))
+	}
+	if data.Page < data.TotalPages {
+		data.NextURL = link(data.Page + 1)
+	}
+	pv.Data = data
+	d.render(w, r, status, "payments", pv)
+}
+
+// findPayments lists a merchant's payments newest first. Without a filter
+// it is one store call; a payment id is one look-up; anything else reads
+// the list through, matching the status and the email.
+func (d *Dashboard) findPayments(ctx context.Context, m *paymock.Merchant, status paymock.Status, query string, offset, limit int) ([]paymock.Payment, int, error) {
+	if status == "" && query == "" {
+		return d.cfg.Payments.List(ctx, m.ID, offset, limit)
+	}
+	if strings.HasPrefix(query, "pay_") && !strings.Contains(query, "@") {
+		p, err := d.cfg.Payments.Get(ctx, m.ID, query)
+		if isNotFound(err) || err == nil && status != "" && p.Status != status {
+			return []paymock.Payment{}, 0, nil
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if offset > 0 {
+			return []paymock.Payment{}, 1, nil
+		}
+		return []paymock.Payment{p}, 1, nil
+	}
+	needle := strings.ToLower(query)
+	match := func(p paymock.Payment) bool {
+		return (status == "" || p.Status == status) &&
+			(needle == "" || p.ID == query || strings.Contains(strings.ToLower(p.Customer.Email), needle))
+	}
+	out := []paymock.Payment{}
+	// A payment created during the scan shifts the list by one: the seen
+	// set keeps it from being counted twice.
+	seen := make(map[string]bool)
+	total := 0
+	for at := 0; ; at += scanChunk {
+		chunk, all, err := d.cfg.Payments.List(ctx, m.ID, at, scanChunk)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, p := range chunk {
+			if seen[p.ID] || !match(p) {
+				continue
+			}
+			seen[p.ID] = true
+			if total >= offset && len(out) < limit {
+				out = append(out, p)
+			}
+			total++
+		}
+		if len(chunk) < scanChunk || at+scanChunk >= all {
+			return out, total, nil
+		}
+	}
+}
+
+// paymentData is what a payment's page shows.
+type paymentData struct {
+	P           paymock.Payment
+	Pending     bool
+	CheckoutURL string
+	Metadata    string // indented JSON
+	Events      []eventView
+	Now         string // the merchant's clock
+}
+
+// eventView is an event of the timeline, with its body ready to read.
+type eventView struct {
+	Event
+	Body string
+}
+
+// handlePayment handles GET /dashboard/payments/{id}.
+func (d *Dashboard) handlePayment(w http.ResponseWriter, r *http.Request, v *visit) {
+	d.showPayment(w, r, v, http.StatusOK, "")
+}
+
+func (d *Dashboard) showPayment(w http.ResponseWriter, r *http.Request, v *visit, status int, errMsg string) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	p, err := d.cfg.Payments.Get(ctx, v.m.ID, id)
+	if isNotFound(err) {
+		d.notFound(w, r, v, "There is no payment "+id+" in this merchant's sandbox.")
+		return
+	}
+	if err != nil {
+		d.failed(ctx, w, r, v, "read the payment", err)
+		return
+	}
+	evs, err := d.cfg.Events.PaymentEvents(ctx, v.m, p.ID)
+	if err != nil && !isNotFound(err) {
+		d.failed(ctx, w, r, v, "read the payment's events", err)
+		return
+	}
+	data := paymentData{
+		P:           p,
+		Pending:     p.Status == paymock.StatusPending,
+		CheckoutURL: d.cfg.CheckoutURL(p),
+		Metadata:    indentJSON(p.Metadata),
+		Now:         paymock.FormatTime(d.cfg.Clock.Now(v.m)),
+	}
+	for _, e := range evs {
+		data.Events = append(data.Events, eventView{Event: e, Body: indentJSON(e.Payload)})
+	}
+	pv := v.view("Payment "+p.ID, "payments")
+	pv.Error = errMsg
+	pv.Data = data
+	d.render(w, r, status, "payment", pv)
+}
+
+// indentJSON lays out a JSON value to read; "" for none.
+func indentJSON(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// handlePaymentAction handles POST /dashboard/payments/{id}: the complete,
+// fail and expire buttons, through the lifecycle like the control API.
+func (d *Dashboard) handlePaymentAction(w http.ResponseWriter, r *http.Request, v *visit) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	if _, err := d.cfg.Payments.Get(ctx, v.m.ID, id); err != nil {
+		if isNotFound(err) {
+			d.notFound(w, r, v, "There is no payment "+id+" in this merchant's sandbox, so nothing was changed.")
+			return
+		}
+		d.failed(ctx, w, r, v, "read the payment", err)
+		return
+	}
+	action := r.PostForm.Get("action")
+	to, ok := map[string]paymock.Status{
+		"complete": paymock.StatusCompleted, "fail": paymock.StatusFailed, "expire": paymock.StatusExpired,
+	}[action]
+	if !ok {
+		d.showPayment(w, r, v, http.StatusBadRequest, "There is no such action: choose Complete, Fail or Expire. Nothing was changed.")
+		return
+	}
+	p, err := d.cfg.Lifecycle.Act(ctx, v.m, id, to)
+	if err != nil {
+		if isNotFound(err) {
+			d.notFound(w, r, v, "There is no payment "+id+" in this merchant's sandbox, so nothing was changed.")
+			return
+		}
+		if status, msg, ok := refusal(err); ok {
+			d.showPayment(w, r, v, status, msg+". Nothing was changed.")
+			return
+		}
+		d.failed(ctx, w, r, v, "change the payment", err)
+		return
+	}
+	d.log.InfoContext(ctx, "dashboard payment action", "merchant", v.m.ID, "payment", id, "action", action)
+	d.done(w, r, v, Prefix+"/payments/"+url.PathEscape(id), func(n *notes) {
+		n.Flash = "Payment " + string(p.Status) + "."
+	})
+}

@@ -1,0 +1,180 @@
+// Rendering: the embedded templates and stylesheet, what every page shows
+// around its content, and how values read to a person.
+
+package dashboard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/paymock/paymock"
+)
+
+//go:embed templates
+var files embed.FS
+
+// assetPath serves the dashboard's own stylesheet, which adds the layout of
+// a wider page (navigation, tables, timeline) to the hosted pages' one.
+const assetPath = Prefix + "/assets/dashboard.css"
+
+// pages holds the parsed templates and the stylesheet, made once in New.
+type pages struct {
+	templates     map[string]*template.Template
+	css           []byte
+	cssURL        string // carries a digest of the CSS, so a browser never mixes versions
+	stylesheetURL string // the hosted pages' stylesheet
+}
+
+func newPages(stylesheetURL string) (*pages, error) {
+	layout, err := template.New("layout.html").Funcs(templateFuncs()).ParseFS(files, "templates/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard layout: %w", err)
+	}
+	p := &pages{templates: make(map[string]*template.Template), stylesheetURL: stylesheetURL}
+	// One template per page: the layout plus the page's own content.
+	for _, name := range []string{"sign-in", "message", "payments", "payment", "api-keys", "webhooks", "endpoint", "clock", "requests", "report"} {
+		t, err := layout.Clone()
+		if err == nil {
+			t, err = t.ParseFS(files, "templates/"+name+".html")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("dashboard page %s: %w", name, err)
+		}
+		p.templates[name] = t
+	}
+	p.css, err = fs.ReadFile(files, "templates/dashboard.css")
+	if err != nil {
+		return nil, fmt.Errorf("dashboard stylesheet: %w", err)
+	}
+	sum := sha256.Sum256(p.css)
+	p.cssURL = assetPath + "?v=" + hex.EncodeToString(sum[:6])
+	return p, nil
+}
+
+// view is what the layout shows around a page's content.
+type view struct {
+	Title         string
+	Section       string // the navigation entry to mark as current
+	StylesheetURL string
+	DashboardCSS  string
+	Merchant      string // empty when signed out: no navigation
+	MerchantID    string
+	CSRF          string
+	Flash         string
+	Error         string
+	Data          any
+}
+
+// render writes a page. A template that fails is a bug: the person gets a
+// short apology and the log the details.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
+	v.StylesheetURL = d.pages.stylesheetURL
+	v.DashboardCSS = d.pages.cssURL
+	var b bytes.Buffer
+	if err := d.pages.templates[name].ExecuteTemplate(&b, "layout.html", v); err != nil {
+		d.log.ErrorContext(r.Context(), "render dashboard page", "page", name, "error", err)
+		b.Reset()
+		b.WriteString(`<!doctype html><html lang="en"><meta charset="utf-8"><title>Error · paymock dashboard</title><h1>Something went wrong</h1><p>This page could not be shown. This is a paymock bug; the server log has the details.</p></html>`)
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
+}
+
+// serveCSS serves the dashboard's stylesheet.
+func (d *Dashboard) serveCSS(w http.ResponseWriter, _ *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/css; charset=utf-8")
+	h.Set("Cache-Control", "public, max-age=86400")
+	_, _ = w.Write(d.pages.css)
+}
+
+func templateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"when":     when,
+		"iso":      iso,
+		"money":    money,
+		"percent":  func(f float64) string { return strconv.FormatFloat(f*100, 'f', 0, 64) + "%" },
+		"add":      func(a, b int) int { return a + b },
+		"duration": func(ms int64) string { return strconv.FormatInt(ms, 10) + " ms" },
+		"msf":      func(ms float64) string { return strconv.FormatFloat(ms, 'f', 1, 64) + " ms" },
+		"statusOK": func(code int) bool { return code >= 200 && code < 300 },
+	}
+}
+
+// readable is how times read on every page: the merchant's clock, UTC.
+const readable = "2 Jan 2006, 15:04:05 UTC"
+
+// asTime reads a time.Time, or a wire-form timestamp as the event and
+// journal records carry them.
+func asTime(v any) (time.Time, bool) {
+	switch t := v.(type) {
+	case time.Time:
+		return t, !t.IsZero()
+	case string:
+		p, err := time.Parse(paymock.TimeLayout, t)
+		return p, err == nil
+	}
+	return time.Time{}, false
+}
+
+// when is a time for a person; "—" for none.
+func when(v any) string {
+	if t, ok := asTime(v); ok {
+		return t.UTC().Format(readable)
+	}
+	if s, ok := v.(string); ok && s != "" {
+		return s
+	}
+	return "—"
+}
+
+// iso is a time for a <time datetime> attribute.
+func iso(v any) string {
+	if t, ok := asTime(v); ok {
+		return paymock.FormatTime(t)
+	}
+	return ""
+}
+
+// money is an amount as a checkout shows it: "$1,234.50".
+func money(a paymock.Amount, c paymock.Currency) string {
+	sign := string(c) + " "
+	switch c {
+	case paymock.USD:
+		sign = "$"
+	case paymock.EUR:
+		sign = "€"
+	case paymock.GBP:
+		sign = "£"
+	case paymock.CAD:
+		sign = "CA$"
+	}
+	neg := a < 0
+	if neg {
+		a = -a
+	}
+	units := strconv.FormatInt(int64(a/100), 10)
+	var b []byte
+	if neg {
+		b = append(b, '-')
+	}
+	b = append(b, sign...)
+	for i := range len(units) {
+		if i > 0 && (len(units)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, units[i])
+	}
+	cents := a % 100
+	return string(append(b, '.', byte('0'+cents/10), byte('0'+cents%10)))
+}

@@ -1,0 +1,299 @@
+// Routes and the links every handler goes through: who is signed in, the
+// checks of a posted form, signing in and out, and the answers to what went
+// wrong.
+
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/paymock/paymock"
+)
+
+// maxForm bounds a posted form; the largest real one is an endpoint URL.
+const maxForm = 16 << 10
+
+// registerRoutes registers every page and form, area by area.
+func (d *Dashboard) registerRoutes() {
+	m := d.mux
+	m.HandleFunc("GET "+assetPath, d.serveCSS)
+	m.HandleFunc("GET "+Prefix+"/{$}", d.handleHome)
+	m.HandleFunc("GET "+Prefix, d.handleHome)
+	m.HandleFunc("GET "+Prefix+"/sign-in", d.handleSignInPage)
+	m.HandleFunc("POST "+Prefix+"/sign-in", d.handleSignIn)
+	m.HandleFunc("POST "+Prefix+"/sign-out", d.action(d.handleSignOut))
+	d.registerPaymentRoutes()
+	d.registerKeyRoutes()
+	d.registerWebhookRoutes()
+	d.registerClockRoutes()
+	d.registerJournalRoutes()
+	// Everything else under the prefix is a page that does not exist.
+	m.HandleFunc(Prefix+"/", d.page(func(w http.ResponseWriter, r *http.Request, v *visit) {
+		d.notFound(w, r, v, "There is no such page in the dashboard.")
+	}))
+}
+
+// visit is one request of a signed-in browser.
+type visit struct {
+	token string // the session cookie's value
+	s     session
+	m     *paymock.Merchant
+	notes notes // what the last post left to show; only pages take them
+}
+
+// view starts the layout of a signed-in page, with the notes the last
+// post left.
+func (v *visit) view(title, section string) view {
+	return view{Title: title, Section: section, Merchant: v.m.Name, MerchantID: v.m.ID, CSRF: v.s.csrf, Flash: v.notes.Flash}
+}
+
+// visitOf finds the browser's session. stale reports a cookie that named a
+// session which has ended: expired, signed out, or its key revoked.
+func (d *Dashboard) visitOf(r *http.Request) (v *visit, stale bool) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return nil, false
+	}
+	s, ok := d.sessions.use(c.Value, d.now())
+	if !ok {
+		return nil, true
+	}
+	m, err := d.cfg.Auth.Authenticate(s.key)
+	if err != nil || m == nil || m.ID != s.merchantID {
+		d.sessions.end(c.Value)
+		d.log.InfoContext(r.Context(), "dashboard session ended: its api key no longer signs in", "merchant", s.merchantID)
+		return nil, true
+	}
+	return &visit{token: c.Value, s: s, m: m}, false
+}
+
+// page wraps a handler that shows a page: a browser that is not signed in
+// is sent to the sign-in form, and comes back here after it.
+func (d *Dashboard) page(fn func(http.ResponseWriter, *http.Request, *visit)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, stale := d.visitOf(r)
+		if v == nil {
+			q := url.Values{"next": {r.URL.RequestURI()}}
+			if stale {
+				http.SetCookie(w, d.cookie(sessionCookie, "", -1))
+				q.Set("ended", "1")
+			}
+			http.Redirect(w, r, Prefix+"/sign-in?"+q.Encode(), http.StatusSeeOther)
+			return
+		}
+		v.notes = d.sessions.takeNotes(v.token)
+		fn(w, r, v)
+	}
+}
+
+// action wraps a handler that changes something. Nothing runs unless the
+// browser is signed in, the form comes from this origin and carries the
+// session's CSRF token.
+func (d *Dashboard) action(fn func(http.ResponseWriter, *http.Request, *visit)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		v, stale := d.visitOf(r)
+		if v == nil {
+			msg := "You are not signed in, so nothing was changed. Sign in and try again."
+			if stale {
+				http.SetCookie(w, d.cookie(sessionCookie, "", -1))
+				msg = "Your session has ended, so nothing was changed. Sign in again and repeat what you were doing."
+			}
+			d.showSignIn(w, r, http.StatusUnauthorized, msg, "")
+			return
+		}
+		if err := d.crossOrigin.Check(r); err != nil {
+			d.log.InfoContext(r.Context(), "dashboard post refused: cross-origin", "merchant", v.m.ID, "path", r.URL.Path)
+			d.message(w, r, v, http.StatusForbidden, "Request refused",
+				"This form was sent from another site, so nothing was changed.")
+			return
+		}
+		if err := r.ParseForm(); err != nil {
+			d.message(w, r, v, http.StatusBadRequest, "Request refused",
+				"The form could not be read, so nothing was changed.")
+			return
+		}
+		if !sameToken(v.s.csrf, r.PostForm.Get("csrf")) {
+			d.log.InfoContext(r.Context(), "dashboard post refused: bad csrf token", "merchant", v.m.ID, "path", r.URL.Path)
+			d.message(w, r, v, http.StatusForbidden, "Request refused",
+				"This form is out of date or did not come from this dashboard, so nothing was changed. Reload the page and try again.")
+			return
+		}
+		fn(w, r, v)
+	}
+}
+
+// done ends a successful post: the note for the next page, and a 303 to it.
+func (d *Dashboard) done(w http.ResponseWriter, r *http.Request, v *visit, to string, note func(*notes)) {
+	if note != nil {
+		d.sessions.note(v.token, note)
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// localPath returns next when it is a path of the dashboard, "" otherwise:
+// a sign-in link must not send the browser to another site.
+func localPath(next string) string {
+	if next == "" || strings.ContainsAny(next, "\\\r\n") {
+		return ""
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(next, "//") {
+		return ""
+	}
+	if u.Path != Prefix && !strings.HasPrefix(u.Path, Prefix+"/") || strings.Contains(u.Path, "/../") || strings.HasSuffix(u.Path, "/..") {
+		return ""
+	}
+	return next
+}
+
+// signInData is what the sign-in form shows.
+type signInData struct {
+	Token string
+	Next  string
+}
+
+// handleHome handles GET /dashboard: the payments for a signed-in browser,
+// the sign-in form for any other.
+func (d *Dashboard) handleHome(w http.ResponseWriter, r *http.Request) {
+	if v, _ := d.visitOf(r); v != nil {
+		http.Redirect(w, r, Prefix+"/payments", http.StatusSeeOther)
+		return
+	}
+	d.showSignIn(w, r, http.StatusOK, "", "")
+}
+
+// handleSignInPage handles GET /dashboard/sign-in.
+func (d *Dashboard) handleSignInPage(w http.ResponseWriter, r *http.Request) {
+	next := localPath(r.URL.Query().Get("next"))
+	if v, _ := d.visitOf(r); v != nil {
+		if next == "" {
+			next = Prefix + "/payments"
+		}
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	msg := ""
+	switch {
+	case r.URL.Query().Get("ended") != "":
+		msg = "Your session has ended (it expired, or its API key was revoked). Sign in again."
+	case r.URL.Query().Get("signed-out") != "":
+		msg = "You are signed out."
+	}
+	d.showSignIn(w, r, http.StatusOK, msg, next)
+}
+
+func (d *Dashboard) showSignIn(w http.ResponseWriter, r *http.Request, status int, msg, next string) {
+	data := signInData{Token: d.signInToken(d.signInValue(w, r)), Next: next}
+	v := view{Title: "Sign in", Data: data}
+	if status >= 400 {
+		v.Error = msg
+	} else {
+		v.Flash = msg
+	}
+	d.render(w, r, status, "sign-in", v)
+}
+
+// handleSignIn handles POST /dashboard/sign-in: an API key opens a session
+// of its merchant. A wrong key gets one answer whether or not it exists.
+func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := d.crossOrigin.Check(r); err != nil {
+		d.showSignIn(w, r, http.StatusForbidden, "This form was sent from another site, so you were not signed in.", "")
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		d.showSignIn(w, r, http.StatusBadRequest, "The form could not be read. Try again.", "")
+		return
+	}
+	next := localPath(r.PostForm.Get("next"))
+	c, err := r.Cookie(signInCookie)
+	if err != nil || !sameToken(d.signInToken(c.Value), r.PostForm.Get("csrf")) {
+		d.showSignIn(w, r, http.StatusForbidden, "This form is out of date or did not come from this dashboard, so you were not signed in. Try again.", next)
+		return
+	}
+	key := strings.TrimSpace(r.PostForm.Get("api_key"))
+	m, err := d.cfg.Auth.Authenticate(key)
+	if err != nil || m == nil {
+		d.log.InfoContext(r.Context(), "dashboard sign-in refused")
+		d.showSignIn(w, r, http.StatusUnauthorized, "That API key was not accepted. Check it and try again.", next)
+		return
+	}
+	if old, err := r.Cookie(sessionCookie); err == nil {
+		d.sessions.end(old.Value) // a fresh session on every sign-in: no fixation
+	}
+	token := d.sessions.create(m.ID, key, d.now())
+	http.SetCookie(w, d.cookie(sessionCookie, token, d.cfg.SessionMax))
+	http.SetCookie(w, d.cookie(signInCookie, "", -1))
+	d.log.InfoContext(r.Context(), "dashboard sign-in", "merchant", m.ID)
+	if next == "" {
+		next = Prefix + "/payments"
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// handleSignOut handles POST /dashboard/sign-out.
+func (d *Dashboard) handleSignOut(w http.ResponseWriter, r *http.Request, v *visit) {
+	d.sessions.end(v.token)
+	http.SetCookie(w, d.cookie(sessionCookie, "", -1))
+	d.log.InfoContext(r.Context(), "dashboard sign-out", "merchant", v.m.ID)
+	http.Redirect(w, r, Prefix+"/sign-in?signed-out=1", http.StatusSeeOther)
+}
+
+// messageData is the content of a message page.
+type messageData struct {
+	Code    int
+	Heading string
+	Message string
+}
+
+// message shows a page that only says something: a refusal, a missing id.
+func (d *Dashboard) message(w http.ResponseWriter, r *http.Request, v *visit, status int, heading, msg string) {
+	pv := v.view(heading, "")
+	pv.Data = messageData{Code: status, Heading: heading, Message: msg}
+	d.render(w, r, status, "message", pv)
+}
+
+func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, v *visit, msg string) {
+	d.message(w, r, v, http.StatusNotFound, "Not found", msg)
+}
+
+// isNotFound reports an id that is unknown, or another merchant's: the two
+// are the same answer everywhere.
+func isNotFound(err error) bool {
+	if errors.Is(err, paymock.ErrNotFound) {
+		return true
+	}
+	de, ok := paymock.AsError(err)
+	return ok && de.Type == paymock.NotFound
+}
+
+// refusal is the HTTP status and message of an error the merchant can act
+// on; ok is false for anything else, which is a bug to log.
+func refusal(err error) (status int, msg string, ok bool) {
+	de, ok := paymock.AsError(err)
+	if !ok {
+		return 0, "", false
+	}
+	switch de.Type {
+	case paymock.Conflict:
+		return http.StatusConflict, de.Error(), true
+	case paymock.Permission:
+		return http.StatusForbidden, de.Error(), true
+	case paymock.NotFound:
+		return http.StatusNotFound, de.Error(), true
+	}
+	return http.StatusBadRequest, de.Error(), true
+}
+
+// failed answers an error of a call to the sandbox that is neither a
+// missing id nor a refusal: the person is told, the log gets the details.
+func (d *Dashboard) failed(ctx context.Context, w http.ResponseWriter, r *http.Request, v *visit, what string, err error) {
+	d.log.ErrorContext(ctx, "dashboard: "+what, "merchant", v.m.ID, "error", err)
+	d.message(w, r, v, http.StatusInternalServerError, "Something went wrong",
+		"paymock could not "+what+". This is a paymock bug; the server log has the details.")
+}

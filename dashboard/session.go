@@ -1,0 +1,195 @@
+// Sessions: who is signed in, held in memory and keyed by a digest of the
+// cookie, with the CSRF token of every form and the one-time messages that
+// survive a post's redirect.
+
+package dashboard
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Cookie names. Both are scoped to Prefix, HttpOnly and SameSite=Strict.
+const (
+	sessionCookie = "paymock_session"
+	// signInCookie carries the random value the sign-in form's token is
+	// made from, before there is a session to hold a token.
+	signInCookie = "paymock_sign_in"
+	signInMaxAge = time.Hour
+)
+
+// session is one signed-in browser.
+type session struct {
+	merchantID string
+	// key is the API key signed in with, asked of the Authenticator again
+	// on every request so that revoking it ends the session. It is never
+	// logged or shown.
+	key     string
+	csrf    string
+	created time.Time
+	seen    time.Time
+	notes   notes
+}
+
+// notes are shown once, on the page a post redirects to.
+type notes struct {
+	Flash     string // what the post did
+	NewKey    string // a key just created: its only showing
+	SecretFor string // the endpoint whose secret was revealed
+	Secret    string
+}
+
+// sessions holds every session, keyed by the SHA-256 of its cookie value:
+// the map never holds a value that would let its reader act as a browser.
+type sessions struct {
+	idle, max time.Duration
+	limit     int
+
+	mu     sync.Mutex
+	byHash map[[32]byte]*session
+}
+
+func newSessions(idle, max time.Duration, limit int) *sessions {
+	return &sessions{idle: idle, max: max, limit: limit, byHash: make(map[[32]byte]*session)}
+}
+
+// randomToken is 256 bits from crypto/rand, URL-safe.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails: crypto/rand crashes the program instead
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func digest(token string) [32]byte { return sha256.Sum256([]byte(token)) }
+
+// create starts a session and returns its cookie value. Past the limit the
+// expired sessions go first, then the least recently used.
+func (ss *sessions) create(merchantID, key string, now time.Time) string {
+	token := randomToken()
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if len(ss.byHash) >= ss.limit {
+		for h, s := range ss.byHash {
+			if ss.expired(s, now) {
+				delete(ss.byHash, h)
+			}
+		}
+	}
+	for len(ss.byHash) >= ss.limit {
+		var oldest [32]byte
+		var at time.Time
+		for h, s := range ss.byHash {
+			if at.IsZero() || s.seen.Before(at) {
+				oldest, at = h, s.seen
+			}
+		}
+		delete(ss.byHash, oldest)
+	}
+	ss.byHash[digest(token)] = &session{merchantID: merchantID, key: key, csrf: randomToken(), created: now, seen: now}
+	return token
+}
+
+func (ss *sessions) expired(s *session, now time.Time) bool {
+	return now.Sub(s.seen) >= ss.idle || now.Sub(s.created) >= ss.max
+}
+
+// use finds a live session, marks it used and returns a copy. An expired
+// one is forgotten.
+func (ss *sessions) use(token string, now time.Time) (session, bool) {
+	h := digest(token)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.byHash[h]
+	if !ok {
+		return session{}, false
+	}
+	if ss.expired(s, now) {
+		delete(ss.byHash, h)
+		return session{}, false
+	}
+	s.seen = now
+	return *s, true
+}
+
+// end forgets a session.
+func (ss *sessions) end(token string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	delete(ss.byHash, digest(token))
+}
+
+// note adds to the notes the next page shows.
+func (ss *sessions) note(token string, fn func(*notes)) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s, ok := ss.byHash[digest(token)]; ok {
+		fn(&s.notes)
+	}
+}
+
+// takeNotes returns the notes and forgets them: a new key or a revealed
+// secret is shown exactly once.
+func (ss *sessions) takeNotes(token string) notes {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	s, ok := ss.byHash[digest(token)]
+	if !ok {
+		return notes{}
+	}
+	n := s.notes
+	s.notes = notes{}
+	return n
+}
+
+// len is the number of sessions held, for tests.
+func (ss *sessions) len() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.byHash)
+}
+
+// sameToken compares a posted token with the expected one in constant time.
+func sameToken(want, got string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
+
+// signInToken is the sign-in form's CSRF token: an HMAC of the browser's
+// sign-in cookie under the process key. Another site can neither read the
+// cookie nor the page, so it cannot make a form that signs a browser in to
+// a merchant of its choosing.
+func (d *Dashboard) signInToken(cookieValue string) string {
+	mac := hmac.New(sha256.New, d.key)
+	mac.Write([]byte("paymock dashboard sign-in\x00" + cookieValue))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// signInValue returns the browser's sign-in cookie value, setting a new
+// one when it has none.
+func (d *Dashboard) signInValue(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(signInCookie); err == nil && len(c.Value) >= 32 {
+		return c.Value
+	}
+	v := randomToken()
+	http.SetCookie(w, d.cookie(signInCookie, v, signInMaxAge))
+	return v
+}
+
+// cookie is one of the dashboard's cookies; maxAge < 0 deletes it.
+func (d *Dashboard) cookie(name, value string, maxAge time.Duration) *http.Cookie {
+	c := &http.Cookie{
+		Name: name, Value: value, Path: Prefix,
+		HttpOnly: true, Secure: d.secure, SameSite: http.SameSiteStrictMode,
+		MaxAge: int(maxAge / time.Second),
+	}
+	if maxAge < 0 {
+		c.MaxAge = -1
+		c.Value = ""
+	}
+	return c
+}
