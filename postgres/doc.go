@@ -18,6 +18,16 @@
 // changes nothing. Every statement takes request values as parameters;
 // no SQL is built from them.
 //
+// # Clocks and the schedule
+//
+// For the lifecycle to run across replicas, the store also keeps each
+// merchant's clock (Clock, SetClock, AdvanceClock: an offset or a frozen
+// instant, in integer nanoseconds) and a schedule of due work (Schedule,
+// ClaimDue, ClaimMerchantDue, Done). A replica claims due items with
+// FOR UPDATE SKIP LOCKED, setting a lease; concurrent claimers never get
+// the same item, and an item whose replica died before Done is claimed
+// again once its lease runs out.
+//
 // # Migrations
 //
 // The schema is in migrations/NNNN_name.sql, embedded in the binary. Open
