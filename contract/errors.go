@@ -11,6 +11,8 @@ type StatusError struct {
 	Err    *paymock.Error
 	// Allow lists the methods of the path, for a 405's Allow header.
 	Allow []string
+	// Header holds headers the answer carries (a 429's Retry-After).
+	Header map[string][]string
 }
 
 func (e *StatusError) Error() string { return e.Err.Error() }

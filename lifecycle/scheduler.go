@@ -100,6 +100,27 @@ func (s *Scheduler) Pending(merchantID string) int {
 	return 0
 }
 
+// PendingAll is the number of jobs waiting, all merchants together.
+func (s *Scheduler) PendingAll() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, q := range s.queues {
+		n += q.jobs.Len()
+	}
+	return n
+}
+
+// Forget drops a merchant that is gone, with every job it had.
+func (s *Scheduler) Forget(merchantID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[merchantID]; q != nil {
+		q.jobs = nil
+		delete(s.queues, merchantID)
+	}
+}
+
 // Reset drops every job of a merchant.
 func (s *Scheduler) Reset(merchantID string) {
 	s.mu.Lock()

@@ -30,6 +30,8 @@ func authFailure(err error) error {
 	case errors.Is(err, errNoKey):
 		return &paymock.Error{Type: paymock.Authentication, Code: "api_key_missing",
 			Message: "no API key given: send it as Authorization: Bearer <API_KEY>"}
+	case errors.Is(err, paymock.ErrMerchantLimit):
+		return &paymock.Error{Type: paymock.RateLimit, Code: "merchant_limit", Message: err.Error()}
 	case errors.Is(err, paymock.ErrMalformedKey):
 		return &paymock.Error{Type: paymock.Authentication, Code: "api_key_malformed",
 			Message: "the Authorization header must be Bearer followed by a token"}

@@ -35,8 +35,10 @@ type exchange struct {
 	authErr  error
 	body     []byte
 	variant  string
-	err      error // the error answered, if any
-	refused  bool  // by a check of the chain, before any handler ran
+	err      error  // the error answered, if any
+	refused  bool   // by a check of the chain, before any handler ran
+	fault    string // the id of the fault rule that shaped the answer
+	reset    bool   // a fault asked for the connection to be dropped
 }
 
 func exchangeOf(c *echo.Context) *exchange {
@@ -63,6 +65,7 @@ func (s *Server) chain() []echo.MiddlewareFunc {
 		s.identify,
 		s.matchRoute,
 		s.requireAuth,
+		s.injectFaults,
 		s.readBody,
 		s.validateRequest,
 		s.recoverPanics,
@@ -86,6 +89,10 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := next(c); err != nil {
 			s.writeError(c, err) // only a step that is not a contract step gets here
 		}
+		if x.reset {
+			resetConnection(w)
+			return nil
+		}
 		x.rec.header.Set("Request-Id", x.id)
 		x.rec.flush(w, x.method == http.MethodHead)
 		return nil
@@ -96,7 +103,19 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) journalStep(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		err := next(c)
-		if x := exchangeOf(c); x.doc != nil && s.journal != nil {
+		x := exchangeOf(c)
+		if x.doc == nil {
+			return err
+		}
+		op := ""
+		if x.route != nil {
+			op = x.route.OperationID()
+		}
+		s.observer.Request(op, x.rec.status, time.Since(x.start))
+		if x.refused && x.rec.status == http.StatusBadRequest {
+			s.observer.ContractViolation("request")
+		}
+		if s.journal != nil {
 			s.journalRequest(c, x)
 		}
 		return err
@@ -289,7 +308,7 @@ func (s *Server) checkResponse(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		err := next(c)
 		x := exchangeOf(c)
-		if x.doc == nil {
+		if x.doc == nil || x.reset {
 			return err
 		}
 		r, rec := c.Request(), x.rec
@@ -303,6 +322,7 @@ func (s *Server) checkResponse(next echo.HandlerFunc) echo.HandlerFunc {
 		if verr == nil {
 			return err
 		}
+		s.observer.ContractViolation("response")
 		s.log.ErrorContext(r.Context(), "response violates the contract",
 			"method", x.method, "path", contract.ShortPath(r.URL.Path), "status", rec.status, "violation", verr.Error())
 		rec.reset()

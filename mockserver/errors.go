@@ -81,8 +81,13 @@ func (s *Server) writeError(c *echo.Context, err error) {
 		h.Set("WWW-Authenticate", "Bearer")
 	}
 	var se *contract.StatusError
-	if errors.As(err, &se) && len(se.Allow) > 0 {
-		h.Set("Allow", strings.Join(se.Allow, ", "))
+	if errors.As(err, &se) {
+		if len(se.Allow) > 0 {
+			h.Set("Allow", strings.Join(se.Allow, ", "))
+		}
+		for k, v := range se.Header {
+			h[k] = v
+		}
 	}
 	if err := c.JSONBlob(status, encodeError(de)); err != nil {
 		s.log.DebugContext(c.Request().Context(), "writing an error answer failed", "error", err)

@@ -87,10 +87,15 @@ func (s *Server) redeliver(c *echo.Context) error {
 }
 
 // reset handles POST /_sandbox/reset: forgets the merchant's payments,
-// events, schedule and journal.
+// events, schedule and fault rules (rules from --faults come back with
+// fresh counts). The request journal stays, for the report.
 func (s *Server) reset(c *echo.Context) error {
-	if err := s.lifecycle.Reset(c.Request().Context(), merchantOf(c)); err != nil {
+	m := merchantOf(c)
+	if err := s.lifecycle.Reset(c.Request().Context(), m); err != nil {
 		return err
+	}
+	if s.faults != nil {
+		s.faults.Reset(m.ID)
 	}
 	return c.NoContent(http.StatusNoContent)
 }

@@ -63,7 +63,32 @@ type Config struct {
 	// Seeder, when set, preloads each merchant's store on its first
 	// authenticated request (--fake-payments).
 	Seeder Seeder
+	// Faults, when set, shapes calls by the fault rules and serves the
+	// control API of faults.
+	Faults Faults
+	// Developers serves the control API of API keys and webhook
+	// endpoints; nil leaves those routes out.
+	Developers Developers
+	// Observer is told of every answered request and contract
+	// violation (metrics); nil tells nobody.
+	Observer Observer
+	// Metrics, when set, is served at GET /metrics, unauthenticated.
+	Metrics http.Handler
 }
+
+// Observer is told what the request chain sees (implemented by
+// *metrics.Metrics).
+type Observer interface {
+	Request(operation string, status int, elapsed time.Duration)
+	ContractViolation(side string)
+	InjectedFault(target string)
+}
+
+type noObserver struct{}
+
+func (noObserver) Request(string, int, time.Duration) {}
+func (noObserver) ContractViolation(string)           {}
+func (noObserver) InjectedFault(string)               {}
 
 // Seeder makes the payments a merchant starts with.
 type Seeder interface {
@@ -72,21 +97,25 @@ type Seeder interface {
 
 // Server is the paymock HTTP handler.
 type Server struct {
-	handler   http.Handler
-	log       *slog.Logger
-	store     paymock.Store
-	merchants Authenticator
-	ids       IDGenerator
-	clock     Clock
-	publicURL string
-	bodyLimit int64
-	docs      *contract.Documents
-	lifecycle *lifecycle.Engine
-	pages     *pageState
-	journal   *requestJournal
-	variants  *paymock.Variants
-	seeder    Seeder
-	seeded    sync.Map // merchant id -> *sync.Once
+	handler    http.Handler
+	log        *slog.Logger
+	store      paymock.Store
+	merchants  Authenticator
+	ids        IDGenerator
+	clock      Clock
+	publicURL  string
+	bodyLimit  int64
+	docs       *contract.Documents
+	lifecycle  *lifecycle.Engine
+	pages      *pageState
+	journal    *requestJournal
+	variants   *paymock.Variants
+	seeder     Seeder
+	seeded     sync.Map // merchant id -> *sync.Once
+	faults     Faults
+	developers Developers
+	observer   Observer
+	metrics    http.Handler
 	// rules are operations' domain checks, also run on bodies the
 	// contract refused, by operation id.
 	rules map[string]func(m *paymock.Merchant, body []byte) []paymock.Violation
@@ -114,18 +143,25 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		log:       cfg.Logger,
-		store:     cfg.Store,
-		merchants: cfg.Merchants,
-		ids:       cfg.IDs,
-		clock:     cfg.Clock,
-		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		bodyLimit: cfg.BodyLimit,
-		docs:      docs,
-		lifecycle: cfg.Lifecycle,
-		journal:   newJournal(cfg.JournalSize), // nil when turned off
-		variants:  cfg.Variants,
-		seeder:    cfg.Seeder,
+		log:        cfg.Logger,
+		store:      cfg.Store,
+		merchants:  cfg.Merchants,
+		ids:        cfg.IDs,
+		clock:      cfg.Clock,
+		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
+		bodyLimit:  cfg.BodyLimit,
+		docs:       docs,
+		lifecycle:  cfg.Lifecycle,
+		journal:    newJournal(cfg.JournalSize), // nil when turned off
+		variants:   cfg.Variants,
+		seeder:     cfg.Seeder,
+		faults:     cfg.Faults,
+		developers: cfg.Developers,
+		observer:   cfg.Observer,
+		metrics:    cfg.Metrics,
+	}
+	if s.observer == nil {
+		s.observer = noObserver{}
 	}
 	if s.pages, err = newPageState(); err != nil {
 		return nil, err
@@ -136,6 +172,9 @@ func New(cfg Config) (*Server, error) {
 	e.Pre(s.chain()...)
 
 	e.GET("/healthz", s.healthz)
+	if s.metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(s.metrics))
+	}
 	s.registerPaymentRoutes(e)
 	s.registerControlRoutes(e)
 	s.registerPageRoutes(e)
@@ -165,6 +204,20 @@ func (s *Server) registerControlRoutes(e *echo.Echo) {
 	e.POST("/_sandbox/reset", s.reset)
 	e.GET("/_sandbox/requests", s.listRequests)
 	e.GET("/_sandbox/report", s.getReport)
+	if s.faults != nil {
+		e.POST("/_sandbox/faults", s.addFault)
+		e.GET("/_sandbox/faults", s.listFaults)
+		e.DELETE("/_sandbox/faults", s.clearFaults)
+		e.DELETE("/_sandbox/faults/:id", s.deleteFault)
+	}
+	if s.developers != nil {
+		e.GET("/_sandbox/api-keys", s.listAPIKeys)
+		e.POST("/_sandbox/api-keys", s.createAPIKey)
+		e.DELETE("/_sandbox/api-keys/:id", s.revokeAPIKey)
+		e.GET("/_sandbox/webhook-endpoints", s.listWebhookEndpoints)
+		e.POST("/_sandbox/webhook-endpoints", s.addWebhookEndpoint)
+		e.DELETE("/_sandbox/webhook-endpoints/:id", s.deleteWebhookEndpoint)
+	}
 }
 
 // registerPageRoutes registers the hosted pages. Every other path under
@@ -179,6 +232,15 @@ func (s *Server) registerPageRoutes(e *echo.Echo) {
 		}
 	}
 	e.GET(pageCSSPath, s.pageAsset)
+}
+
+// Forget drops what the server holds of a merchant that is gone (an idle
+// open-mode merchant): its journal and its seeding mark.
+func (s *Server) Forget(merchantID string) {
+	if s.journal != nil {
+		s.journal.reset(merchantID)
+	}
+	s.seeded.Delete(merchantID)
 }
 
 // healthz handles GET /healthz: the server is up.

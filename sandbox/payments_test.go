@@ -609,7 +609,7 @@ func TestMessages_NameBoundsAsPeopleWriteThem(t *testing.T) {
 		want string
 	}{
 		{"/api/v1/payments?page=2147483648", nil, "page must be at most 2147483647"},
-		{"/api/v1/payments", map[string]any{"amount": 0}, "amount must be greater than 0"},
+		{"/api/v1/payments", map[string]any{"amount": 0}, "amount must be at least 0.01"},
 		{"/api/v1/payments", map[string]any{"amount": 1e9}, "amount must be at most 999999999.99"},
 		{"/api/v1/payments", map[string]any{"expires_in": 9999999}, "expires_in must be at most 2592000"},
 		{"/api/v1/payments", map[string]any{"customer": nil}, "customer must not be null: it must be an object"},

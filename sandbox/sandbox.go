@@ -17,8 +17,11 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/fakepayments"
+	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/metrics"
 	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/webhooks"
 )
@@ -61,7 +64,23 @@ type Config struct {
 	FakePayments int
 	// Store keeps the payments; nil means a new in-memory store.
 	Store paymock.Store
+	// MaxMerchants caps how many open-mode merchants are held at once
+	// (configured merchants do not count): a new token past it is a 429.
+	// 0 means paymock.DefaultMaxMerchants; negative, no cap.
+	MaxMerchants int
+	// MerchantIdleTTL forgets an open-mode merchant, and all it holds,
+	// after this long without a request when no work of it is pending.
+	// 0 means DefaultMerchantIdleTTL; negative, never.
+	MerchantIdleTTL time.Duration
+	// FaultsFile is a YAML list of fault rules applied to every merchant
+	// (--faults); "" means none.
+	FaultsFile string
+	// Metrics serves GET /metrics in the Prometheus text format.
+	Metrics bool
 }
+
+// DefaultMerchantIdleTTL is how long an idle open-mode merchant is kept.
+const DefaultMerchantIdleTTL = 24 * time.Hour
 
 // WebhookConfig configures webhook deliveries.
 type WebhookConfig struct {
@@ -88,6 +107,11 @@ type Sandbox struct {
 	hooks     *webhooks.Dispatcher
 	engine    *lifecycle.Engine
 	server    *mockserver.Server
+	faults    *faults.Set
+	idleTTL   time.Duration // negative: merchants are never forgotten
+	stop      chan struct{} // closed by Close: the forgetting loop ends
+	done      chan struct{} // closed when the forgetting loop has ended
+	started   bool
 }
 
 // New builds a sandbox from cfg. It starts nothing: Start does.
@@ -95,10 +119,6 @@ func New(cfg Config) (*Sandbox, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
-	}
-	merchants, err := paymock.NewMerchants(cfg.Merchants)
-	if err != nil {
-		return nil, fmt.Errorf("merchants: %w", err)
 	}
 	clocks, err := lifecycle.NewClocks(cfg.Clock)
 	if err != nil {
@@ -128,6 +148,31 @@ func New(cfg Config) (*Sandbox, error) {
 	for _, u := range cfg.Webhooks.URLs {
 		endpoints = append(endpoints, paymock.WebhookEndpoint{URL: u, Secret: secret})
 	}
+	merchants, err := paymock.NewMerchantsFromConfig(paymock.MerchantsConfig{
+		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
+		IDs: derivedIDs(cfg.Seed, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("merchants: %w", err)
+	}
+	docs, err := contract.Embedded()
+	if err != nil {
+		return nil, err
+	}
+	ops := make([]string, 0, 3)
+	for _, op := range docs.Service.Operations() {
+		ops = append(ops, op.ID)
+	}
+	var fileRules []faults.Rule
+	if cfg.FaultsFile != "" {
+		if fileRules, err = faults.LoadFile(cfg.FaultsFile, ops...); err != nil {
+			return nil, err
+		}
+	}
+	rules, err := faults.New(faults.Config{Seed: seed, IDs: derivedIDs(cfg.Seed, 2), FileRules: fileRules, Operations: ops})
+	if err != nil {
+		return nil, fmt.Errorf("faults: %w", err)
+	}
 	store := cfg.Store
 	if store == nil {
 		store = paymock.NewMemoryStore()
@@ -152,11 +197,20 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: %w", err)
 	}
+	var met *metrics.Metrics
+	if cfg.Metrics {
+		met = metrics.New(metrics.Config{
+			Logger:          logger,
+			Operations:      ops,
+			Merchants:       merchants.OpenCount,
+			ScheduledTimers: sched.PendingAll,
+		})
+	}
 	journalSize := cfg.JournalSize
 	if journalSize <= 0 {
 		journalSize = -1 // mockserver's "off"
 	}
-	server, err := mockserver.New(mockserver.Config{
+	mcfg := mockserver.Config{
 		Logger:      logger,
 		Store:       store,
 		Merchants:   merchants,
@@ -168,22 +222,81 @@ func New(cfg Config) (*Sandbox, error) {
 		JournalSize: journalSize,
 		Variants:    variants,
 		Seeder:      newSeeder(cfg.FakePayments, seed),
-	})
+		Faults:      rules,
+		Developers:  merchants,
+		Observer:    met,
+	}
+	if met != nil {
+		mcfg.Metrics = met.Handler()
+	}
+	server, err := mockserver.New(mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	idle := cfg.MerchantIdleTTL
+	if idle == 0 {
+		idle = DefaultMerchantIdleTTL
+	}
 	return &Sandbox{log: logger, seed: seed, secret: secret, store: store, merchants: merchants,
-		clocks: clocks, sched: sched, hooks: hooks, engine: engine, server: server}, nil
+		clocks: clocks, sched: sched, hooks: hooks, engine: engine, server: server, faults: rules,
+		idleTTL: idle, stop: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
 // Handler is the sandbox's HTTP handler: the API, the control API, the
 // hosted pages and the health check.
 func (s *Sandbox) Handler() http.Handler { return s.server }
 
-// Start starts the webhook workers and the scheduler.
+// Start starts the webhook workers, the scheduler, and the loop that
+// forgets idle open-mode merchants.
 func (s *Sandbox) Start() {
 	s.hooks.Start()
 	s.sched.Start()
+	if !s.started {
+		s.started = true
+		go s.forgetIdle()
+	}
+}
+
+// forgetIdle forgets, now and then, the open-mode merchants idle for
+// longer than the TTL with no work pending, and all they hold: open mode
+// makes a merchant of every token, and a long-lived shared sandbox must
+// not keep them all.
+func (s *Sandbox) forgetIdle() {
+	defer close(s.done)
+	if s.idleTTL < 0 || !s.merchants.Open() {
+		return
+	}
+	every := min(max(s.idleTTL/10, time.Second), time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case now := <-t.C:
+			s.ForgetIdle(now)
+		}
+	}
+}
+
+// ForgetIdle forgets the open-mode merchants idle at now for longer than
+// the TTL with nothing scheduled or being delivered, and returns their ids.
+func (s *Sandbox) ForgetIdle(now time.Time) []string {
+	busy := func(id string) bool { return s.sched.Pending(id) > 0 }
+	gone := s.merchants.Forget(now, s.idleTTL, busy)
+	for _, id := range gone {
+		ctx := context.Background()
+		s.sched.Forget(id)
+		s.hooks.Reset(id)
+		s.clocks.Reset(id)
+		if err := s.store.Reset(ctx, id); err != nil {
+			s.log.Warn("forgotten merchant's payments not dropped", "merchant", id, "error", err)
+		}
+		s.faults.Forget(id)
+		s.server.Forget(id)
+		s.log.Info("forgot an idle open-mode merchant", "merchant", id, "idle_for_more_than", s.idleTTL.String())
+	}
+	return gone
 }
 
 // Close stops the sandbox after its HTTP server has stopped taking
@@ -191,6 +304,14 @@ func (s *Sandbox) Start() {
 // ones finish or are recorded as interrupted, as are queued and scheduled
 // ones), then the timers.
 func (s *Sandbox) Close(ctx context.Context) error {
+	if s.started {
+		select {
+		case <-s.stop:
+		default:
+			close(s.stop)
+			<-s.done
+		}
+	}
 	err := s.hooks.Close(ctx)
 	s.sched.Stop()
 	if err != nil {
@@ -219,6 +340,17 @@ func (s *Sandbox) Webhooks() *webhooks.Dispatcher { return s.hooks }
 
 // Lifecycle is the engine that moves payments to their outcomes.
 func (s *Sandbox) Lifecycle() *lifecycle.Engine { return s.engine }
+
+// derivedIDs is the id generator of one part of the sandbox: seeded from
+// the run's seed when there is one, so that its draws do not shift the
+// payment ids of a seeded run; unguessable otherwise.
+func derivedIDs(seed *uint64, part uint64) *paymock.IDs {
+	if seed == nil {
+		return nil
+	}
+	s := *seed ^ (part * 0x9E3779B97F4A7C15)
+	return paymock.NewIDs(&s)
+}
 
 // randomSeed draws a seed for a run without one.
 func randomSeed() uint64 {

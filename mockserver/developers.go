@@ -1,0 +1,136 @@
+// The developer section over the control API: API keys and webhook
+// endpoints made at run time. The dashboard calls the same domain code.
+
+package mockserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
+)
+
+// Developers holds the keys and webhook endpoints merchants make at run
+// time (implemented by *paymock.Merchants).
+type Developers interface {
+	CreateKey(merchantID string) (paymock.NewKey, error)
+	Keys(merchantID string) []paymock.APIKey
+	RevokeKey(merchantID, keyID string) error
+	AddEndpoint(merchantID, url string) (paymock.Endpoint, error)
+	Endpoints(merchantID string) []paymock.Endpoint
+	Endpoint(merchantID, endpointID string) (paymock.Endpoint, error)
+	DeleteEndpoint(merchantID, endpointID string) error
+}
+
+// apiKeyJSON is an API key as the control API shows it: masked, except
+// in the answer that creates it.
+type apiKeyJSON struct {
+	ID        string `json:"id"`
+	Key       string `json:"key,omitempty"`
+	Masked    string `json:"masked"`
+	Source    string `json:"source"`
+	CreatedAt string `json:"created_at"`
+}
+
+func keyJSON(k paymock.APIKey) apiKeyJSON {
+	return apiKeyJSON{ID: k.ID, Masked: k.Masked, Source: string(k.Source), CreatedAt: formatTime(k.Created)}
+}
+
+// formatTime is a timestamp on the wire, or "" for none.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return paymock.FormatTime(t)
+}
+
+// listAPIKeys handles GET /_sandbox/api-keys.
+func (s *Server) listAPIKeys(c *echo.Context) error {
+	keys := s.developers.Keys(merchantOf(c).ID)
+	items := make([]apiKeyJSON, len(keys))
+	for i, k := range keys {
+		items[i] = keyJSON(k)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"items": items})
+}
+
+// createAPIKey handles POST /_sandbox/api-keys: the key is in this answer
+// and never again.
+func (s *Server) createAPIKey(c *echo.Context) error {
+	k, err := s.developers.CreateKey(merchantOf(c).ID)
+	if err != nil {
+		return err
+	}
+	out := keyJSON(k.APIKey)
+	out.Key = k.Key
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, out)
+}
+
+// revokeAPIKey handles DELETE /_sandbox/api-keys/{id}: the key is refused
+// from now on.
+func (s *Server) revokeAPIKey(c *echo.Context) error {
+	id := pathParam(c, "id")
+	if err := s.developers.RevokeKey(merchantOf(c).ID, id); err != nil {
+		return notFoundIfMissing(err, "api key", id)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// endpointJSON is a webhook endpoint as the control API shows it.
+type endpointJSON struct {
+	ID        string `json:"id"`
+	URL       string `json:"url"`
+	Secret    string `json:"secret"`
+	Source    string `json:"source"`
+	Disabled  bool   `json:"disabled"`
+	ReadOnly  bool   `json:"read_only"`
+	CreatedAt string `json:"created_at"`
+}
+
+func toEndpointJSON(e paymock.Endpoint) endpointJSON {
+	return endpointJSON{ID: e.ID, URL: e.URL, Secret: e.Secret, Source: string(e.Source), Disabled: e.Disabled,
+		ReadOnly: e.ReadOnly(), CreatedAt: formatTime(e.Created)}
+}
+
+// listWebhookEndpoints handles GET /_sandbox/webhook-endpoints: the
+// merchant's endpoints, configured ones read-only.
+func (s *Server) listWebhookEndpoints(c *echo.Context) error {
+	eps := s.developers.Endpoints(merchantOf(c).ID)
+	items := make([]endpointJSON, len(eps))
+	for i, e := range eps {
+		items[i] = toEndpointJSON(e)
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusOK, map[string]any{"items": items})
+}
+
+// addWebhookEndpoint handles POST /_sandbox/webhook-endpoints: a new
+// endpoint with a generated secret.
+func (s *Server) addWebhookEndpoint(c *echo.Context) error {
+	var req struct {
+		URL string `json:"url"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(bodyOf(c))).Decode(&req); err != nil {
+		return fmt.Errorf("decode a validated endpoint: %w", err)
+	}
+	e, err := s.developers.AddEndpoint(merchantOf(c).ID, req.URL)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", "no-store")
+	return c.JSON(http.StatusCreated, toEndpointJSON(e))
+}
+
+// deleteWebhookEndpoint handles DELETE /_sandbox/webhook-endpoints/{id}.
+func (s *Server) deleteWebhookEndpoint(c *echo.Context) error {
+	id := pathParam(c, "id")
+	if err := s.developers.DeleteEndpoint(merchantOf(c).ID, id); err != nil {
+		return notFoundIfMissing(err, "webhook endpoint", id)
+	}
+	return c.NoContent(http.StatusNoContent)
+}

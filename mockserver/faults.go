@@ -1,0 +1,160 @@
+// Failure on purpose: the request chain's fault step, and the control
+// API of fault rules. The rules themselves live in package faults.
+
+package mockserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/faults"
+)
+
+// Faults is the rule book the fault step and the control API consult
+// (implemented by *faults.Set).
+type Faults interface {
+	MatchAPI(merchantID, operation string) (faults.Rule, bool)
+	Add(merchantID string, r faults.Rule) (faults.Rule, error)
+	List(merchantID string) []faults.Rule
+	Delete(merchantID, id string) error
+	Clear(merchantID string)
+	Reset(merchantID string)
+}
+
+// injectFaults shapes a service API call by the fault asked for: the
+// Paymock-Fault header first, then the merchant's rules. A call no fault
+// matches goes on untouched.
+func (s *Server) injectFaults(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		x := exchangeOf(c)
+		if x.merchant == nil || x.doc != s.docs.Service || s.faults == nil {
+			return next(c)
+		}
+		r := c.Request()
+		var rule faults.Rule
+		if h := r.Header.Get(faults.Header); h != "" {
+			var err error
+			if rule, err = faults.ParseHeader(h); err != nil {
+				x.refused = true
+				return err
+			}
+		} else {
+			var ok bool
+			if rule, ok = s.faults.MatchAPI(x.merchant.ID, x.route.OperationID()); !ok {
+				return next(c)
+			}
+		}
+		x.fault = rule.ID
+		s.observer.InjectedFault("api")
+		if rule.When == faults.WhenAfter {
+			// The call is carried out; only its answer is lost.
+			_ = next(c)
+		}
+		if err := sleep(r.Context(), rule.Delay()); err != nil {
+			x.reset = true // the client went away while held
+			return nil
+		}
+		if rule.Reset {
+			x.reset = true
+			return nil
+		}
+		if e := rule.APIError(); e != nil {
+			se := &contract.StatusError{Status: rule.Status, Err: e}
+			if rule.Status == http.StatusTooManyRequests {
+				se.Header = http.Header{"Retry-After": {strconv.Itoa(rule.RetryAfter)}}
+			}
+			return se
+		}
+		if rule.When == faults.WhenAfter {
+			return nil // a delay alone: the answer, late
+		}
+		return next(c)
+	}
+}
+
+// sleep waits d, or until ctx is done: a held request costs its goroutine
+// and nothing more.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// resetConnection closes the client's connection with no answer, as a
+// TCP reset where the transport allows it, the way a load balancer or a
+// crashed upstream drops a call.
+func resetConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // HTTP/2 and others: abort the stream
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// faultsJSON is the answer listing a merchant's rules.
+type faultsJSON struct {
+	Items []faults.Rule `json:"items"`
+}
+
+// addFault handles POST /_sandbox/faults.
+func (s *Server) addFault(c *echo.Context) error {
+	var in faults.Rule
+	dec := json.NewDecoder(bytes.NewReader(bodyOf(c)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return fmt.Errorf("decode a validated fault rule: %w", err)
+	}
+	r, err := s.faults.Add(merchantOf(c).ID, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, r)
+}
+
+// listFaults handles GET /_sandbox/faults.
+func (s *Server) listFaults(c *echo.Context) error {
+	return c.JSON(http.StatusOK, faultsJSON{Items: s.faults.List(merchantOf(c).ID)})
+}
+
+// deleteFault handles DELETE /_sandbox/faults/{id}.
+func (s *Server) deleteFault(c *echo.Context) error {
+	if err := s.faults.Delete(merchantOf(c).ID, pathParam(c, "id")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// clearFaults handles DELETE /_sandbox/faults: no fault is left.
+func (s *Server) clearFaults(c *echo.Context) error {
+	s.faults.Clear(merchantOf(c).ID)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// notFoundIfMissing maps a domain ErrNotFound to the 404 of an id.
+func notFoundIfMissing(err error, what, id string) error {
+	if errors.Is(err, paymock.ErrNotFound) {
+		return &paymock.Error{Type: paymock.NotFound, Code: "resource_missing", Message: "no such " + what + ": '" + contract.ShortPath(id) + "'", Param: "id"}
+	}
+	return err
+}
