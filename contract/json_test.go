@@ -370,6 +370,17 @@ func FuzzCheckJSON(f *testing.F) {
 		if !slices.Equal(loose, strict) {
 			t.Fatalf("encoding/json reads strings %q, sent %q", loose, strict)
 		}
+		// And each comes back out as it went in: stored, echoed, read.
+		for _, str := range loose {
+			echoed, err := json.Marshal(str)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back string
+			if err := json.Unmarshal(echoed, &back); err != nil || back != str {
+				t.Fatalf("%q echoed as %s reads back as %q (%v)", str, echoed, back, err)
+			}
+		}
 	})
 }
 
