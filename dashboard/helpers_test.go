@@ -407,7 +407,7 @@ func (f *fakeSandbox) Report(_ context.Context, m *paymock.Merchant) (dashboard.
 
 // addPayment stores a pending payment of a merchant, created at the
 // merchant's clock plus offset seconds, expiring an hour later.
-func (f *fakeSandbox) addPayment(t *testing.T, merchantID, email string, amount paymock.Amount, offset int) paymock.Payment {
+func (f *fakeSandbox) addPayment(t testing.TB, merchantID, email string, amount paymock.Amount, offset int) paymock.Payment {
 	t.Helper()
 	f.mu.Lock()
 	id := f.next("pay")
@@ -430,7 +430,7 @@ func (f *fakeSandbox) addPayment(t *testing.T, merchantID, email string, amount 
 // harness is a dashboard served over loopback with its fake sandbox, its
 // log and its real-time clock under the test's control.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	fake    *fakeSandbox
 	srv     *httptest.Server
 	dash    *dashboard.Dashboard
@@ -457,7 +457,7 @@ func (s *syncBuffer) String() string {
 }
 
 // newHarness serves a dashboard; edit changes its config first.
-func newHarness(t *testing.T, edit func(*dashboard.Config)) *harness {
+func newHarness(t testing.TB, edit func(*dashboard.Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, fake: newFakeSandbox(), logs: &syncBuffer{}, realNow: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
 	cfg := dashboard.Config{
@@ -499,7 +499,7 @@ func (h *harness) sleep(d time.Duration) {
 // browser is one browser: its own cookies, redirects not followed so that
 // tests see each 303.
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	c    *http.Client
 }

@@ -81,6 +81,9 @@ func (d *Dashboard) endpointView(w http.ResponseWriter, r *http.Request, v *visi
 		d.failed(r.Context(), w, r, v, "read the endpoint's deliveries", err)
 		return endpointView{}, false
 	}
+	for i := range dels {
+		dels[i].URL = "" // the endpoint's own: the card shows it once
+	}
 	ev := endpointView{Endpoint: ep, Deliveries: dels}
 	if len(dels) > limit {
 		ev.Deliveries, ev.More = dels[:limit], true

@@ -1,0 +1,44 @@
+// Benchmarks: what a page costs over loopback, and what a search costs when
+// it has to read a merchant's whole list.
+
+package dashboard_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+)
+
+func benchPage(b *testing.B, payments int, path string) {
+	h := newHarness(b, nil)
+	for i := range payments {
+		h.fake.addPayment(b, "acme", "buyer"+strconv.Itoa(i)+"@example.com", 1050, i)
+	}
+	br := h.browser()
+	br.signIn(acmeKey)
+	req, err := http.NewRequest(http.MethodGet, h.srv.URL+path, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		resp, err := br.c.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("GET %s: %v %v", path, resp, err)
+		}
+		resp.Body.Close()
+	}
+}
+
+func BenchmarkPaymentsPage_FirstPageOf10k(b *testing.B) {
+	benchPage(b, 10000, "/dashboard/payments")
+}
+
+func BenchmarkPaymentsPage_EmailSearchOver10k(b *testing.B) {
+	benchPage(b, 10000, "/dashboard/payments?q=buyer9999@")
+}
+
+func BenchmarkPaymentsPage_IDSearch(b *testing.B) {
+	benchPage(b, 10000, "/dashboard/payments?q=pay_000000000000000000005000")
+}
