@@ -409,6 +409,7 @@ func jsonStringsStrict(body []byte) ([]string, error) {
 // encoding/json reads them.
 func jsonStringsLoose(body []byte) ([]string, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // a valid number past float64 is not an error here
 	var out []string
 	for {
 		tok, err := dec.Token()
