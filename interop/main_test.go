@@ -165,6 +165,12 @@ type call struct {
 // []byte and as JSON otherwise (nil sends none).
 func do(t *testing.T, method, url, token string, body any) call {
 	t.Helper()
+	return doWith(t, method, url, token, body, nil)
+}
+
+// doWith is do with a chance to change the request's headers.
+func doWith(t *testing.T, method, url, token string, body any, header func(http.Header)) call {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, ok := body.([]byte)
@@ -187,6 +193,9 @@ func do(t *testing.T, method, url, token string, body any) call {
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if header != nil {
+		header(req.Header)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
