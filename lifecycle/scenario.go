@@ -6,7 +6,6 @@ package lifecycle
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -118,7 +117,7 @@ func CardFor(number string) (CardOutcome, bool) {
 	return CardOutcome{}, false
 }
 
-// Set is every scenario the server knows: files' ones in order, then the
+// Scenarios is every scenario the server knows: files' ones in order, then the
 // built-ins.
 type Scenarios struct {
 	scenarios []Scenario
@@ -171,24 +170,6 @@ func (s *Scenarios) Names() []string {
 	return names
 }
 
-// fileFormat is a scenario file: see scenarios/README or the project README.
-type fileFormat struct {
-	Scenarios []struct {
-		Name  string `yaml:"name"`
-		Match *struct {
-			Amount   yaml.Node `yaml:"amount"`
-			Currency string    `yaml:"currency"`
-			Email    string    `yaml:"email"`
-			Card     string    `yaml:"card"`
-		} `yaml:"match"`
-		Steps []struct {
-			After yaml.Node `yaml:"after"`
-			Do    yaml.Node `yaml:"do"`
-		} `yaml:"steps"`
-		Line int `yaml:"-"`
-	} `yaml:"scenarios"`
-}
-
 // FileError is a scenario file refused at start, with where and why.
 type FileError struct {
 	File   string
@@ -198,8 +179,9 @@ type FileError struct {
 
 func (e *FileError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
 
-// Load reads a scenario file, or every *.yaml / *.yml file of a folder in
-// name order. Any error names the file and line.
+// LoadScenarios reads a scenario file, or every *.yaml / *.yml file of a
+// folder in name order. Every problem of a file is reported, each as a
+// *FileError naming the file and line, joined with errors.Join.
 func LoadScenarios(path string) (*Scenarios, error) {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -232,7 +214,7 @@ func LoadScenarios(path string) (*Scenarios, error) {
 	return set, nil
 }
 
-// Parse reads one scenario file's content; name is used in errors.
+// ParseScenarios reads one scenario file's content; name is used in errors.
 func ParseScenarios(name string, data []byte) (*Scenarios, error) {
 	set := &Scenarios{byName: map[string]int{}}
 	if err := set.parse(name, data); err != nil {
@@ -241,90 +223,273 @@ func ParseScenarios(name string, data []byte) (*Scenarios, error) {
 	return set, nil
 }
 
-var yamlLine = regexp.MustCompile(`line ([0-9]+): (.*)`)
+// The fields of each mapping of a scenario file, in the order the
+// messages list them.
+var (
+	topFields      = []string{"scenarios"}
+	scenarioFields = []string{"name", "match", "steps"}
+	matchFields    = []string{"amount", "currency", "email", "card"}
+	stepFields     = []string{"after", "do"}
+)
+
+// fileParser collects every problem of one scenario file.
+type fileParser struct {
+	file string
+	errs []error
+}
+
+func (fp *fileParser) fail(line int, format string, args ...any) {
+	fp.errs = append(fp.errs, &FileError{File: fp.file, Line: line, Reason: fmt.Sprintf(format, args...)})
+}
+
+// fields reads mapping n (what names it in messages: "a scenario") and
+// returns its values by key. Unknown and repeated keys are reported, in
+// the user's words rather than the YAML library's Go types. ok is false
+// when n is not a mapping at all.
+func (fp *fileParser) fields(n *yaml.Node, what, prefix string, known []string) (map[string]*yaml.Node, bool) {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		fp.fail(n.Line, "%swant %s, a mapping of %s; found %s", prefix, what, strings.Join(known, ", "), describe(n))
+		return nil, false
+	}
+	out := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], resolve(n.Content[i+1])
+		switch {
+		case !slices.Contains(known, key.Value):
+			fp.fail(key.Line, "unknown field %q in %s (want %s)", key.Value, what, strings.Join(known, ", "))
+		case out[key.Value] != nil:
+			fp.fail(key.Line, "%s%s is given twice", prefix, key.Value)
+		default:
+			out[key.Value] = val
+		}
+	}
+	return out, true
+}
+
+// text is the value of scalar n, or reports that n is not one.
+func (fp *fileParser) text(n *yaml.Node, prefix, field, want string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		fp.fail(n.Line, "%s%s: want %s, found %s", prefix, field, want, describe(n))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// resolve follows YAML aliases.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// describe names what a file holds where something else was wanted.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	if n.ShortTag() == "!!null" {
+		return "nothing"
+	}
+	v := n.Value
+	if r := []rune(v); len(r) > 40 {
+		v = string(r[:40]) + "..."
+	}
+	return strconv.Quote(v)
+}
 
 func (s *Scenarios) parse(file string, data []byte) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return yamlError(file, err)
 	}
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	dec.KnownFields(true)
-	var ff fileFormat
-	if err := dec.Decode(&ff); err != nil && !errors.Is(err, io.EOF) {
-		return yamlError(file, err)
+	const noScenarios = "no scenarios: the file must have a top-level 'scenarios:' list"
+	if len(root.Content) == 0 {
+		return &FileError{File: file, Line: 1, Reason: noScenarios}
 	}
-	lines := scenarioLines(&root)
-	if len(ff.Scenarios) == 0 {
-		return &FileError{File: file, Line: 1, Reason: "no scenarios: the file must have a top-level 'scenarios:' list"}
+	fp := &fileParser{file: file}
+	top, ok := fp.fields(root.Content[0], "the top level", "", topFields)
+	if !ok {
+		return errors.Join(fp.errs...)
 	}
-	for i, raw := range ff.Scenarios {
-		line := 1
-		if i < len(lines) {
-			line = lines[i]
+	list := top["scenarios"]
+	switch {
+	case list == nil:
+		fp.fail(root.Content[0].Line, noScenarios)
+	case list.Kind != yaml.SequenceNode:
+		fp.fail(list.Line, "scenarios: want a list of scenarios, found %s", describe(list))
+	case len(list.Content) == 0:
+		fp.fail(list.Line, "no scenarios: the scenarios list is empty")
+	}
+	if len(fp.errs) > 0 {
+		return errors.Join(fp.errs...)
+	}
+	var parsed []Scenario
+	for i, item := range list.Content {
+		if sc, ok := fp.scenario(i, resolve(item)); ok {
+			parsed = append(parsed, sc)
 		}
-		fail := func(l int, format string, args ...any) error {
-			if l == 0 {
-				l = line
-			}
-			return &FileError{File: file, Line: l, Reason: fmt.Sprintf("scenario %d: ", i+1) + fmt.Sprintf(format, args...)}
-		}
-		sc := Scenario{Name: raw.Name, Source: fmt.Sprintf("%s:%d", file, line)}
-		switch {
-		case raw.Name == "":
-			return fail(0, "name is required")
-		case !validName(raw.Name):
-			return fail(0, "name %q: use letters, digits, '-' and '_' only", raw.Name)
-		}
-		if _, dup := s.byName[raw.Name]; dup {
-			return fail(0, "name %q is used by another scenario (%s)", raw.Name, s.scenarios[s.byName[raw.Name]].Source)
-		}
-		if _, ok := builtinScenario(raw.Name); ok {
-			return fail(0, "name %q is a built-in scenario", raw.Name)
-		}
-		if m := raw.Match; m != nil {
-			sc.Match = &Match{Currency: paymock.Currency(m.Currency), Email: m.Email, Card: m.Card}
-			if m.Amount.Kind != 0 {
-				a, err := paymock.ParseAmount(m.Amount.Value)
-				if err != nil {
-					return fail(m.Amount.Line, "match.amount %q %v", m.Amount.Value, err)
-				}
-				sc.Match.Amount = &a
-			}
-			if m.Currency != "" && !sc.Match.Currency.Valid() {
-				return fail(0, "match.currency %q: must be one of USD, EUR, GBP, CAD", m.Currency)
-			}
-			if m.Email != "" && !paymock.ValidEmail(m.Email) {
-				return fail(0, "match.email %q is not a valid email address", m.Email)
-			}
-			if m.Card != "" && !paymock.Luhn(m.Card) {
-				return fail(0, "match.card is not a Luhn-valid card number")
-			}
-			if *sc.Match == (Match{}) {
-				return fail(0, "match needs at least one of amount, currency, email, card")
-			}
-		}
-		if len(raw.Steps) == 0 {
-			return fail(0, "steps: at least one step is required")
-		}
-		for j, st := range raw.Steps {
-			d, err := time.ParseDuration(st.After.Value)
-			if st.After.Value == "" {
-				return fail(0, "steps[%d].after is required (a duration such as 0s, 30s or 2m)", j)
-			}
-			if err != nil || d < 0 {
-				return fail(st.After.Line, "steps[%d].after %q: want a duration such as 0s, 30s or 2m", j, st.After.Value)
-			}
-			to, ok := actions[st.Do.Value]
-			if !ok {
-				return fail(st.Do.Line, "steps[%d].do %q: want complete, fail or expire", j, st.Do.Value)
-			}
-			sc.Steps = append(sc.Steps, Step{After: d, Do: to})
+	}
+	for _, sc := range parsed {
+		line, _ := strconv.Atoi(sc.Source[strings.LastIndexByte(sc.Source, ':')+1:])
+		if j, dup := s.byName[sc.Name]; dup {
+			fp.fail(line, "scenario %q: the name is used by another scenario (%s)", sc.Name, s.scenarios[j].Source)
+			continue
 		}
 		s.byName[sc.Name] = len(s.scenarios)
 		s.scenarios = append(s.scenarios, sc)
 	}
-	return nil
+	return errors.Join(fp.errs...)
+}
+
+// scenario reads the i-th item of the scenarios list. ok is false when
+// anything in it was wrong (and reported).
+func (fp *fileParser) scenario(i int, item *yaml.Node) (Scenario, bool) {
+	before := len(fp.errs)
+	prefix := fmt.Sprintf("scenario %d: ", i+1)
+	if name := nameOf(item); name != "" && validName(name) {
+		prefix = fmt.Sprintf("scenario %q: ", name)
+	}
+	f, ok := fp.fields(item, "a scenario", prefix, scenarioFields)
+	if !ok {
+		return Scenario{}, false
+	}
+	sc := Scenario{Source: fmt.Sprintf("%s:%d", fp.file, item.Line)}
+	if n := f["name"]; n == nil {
+		fp.fail(item.Line, "%sname is required", prefix)
+	} else if name, ok := fp.text(n, prefix, "name", "a name of letters, digits, '-' and '_'"); ok {
+		switch {
+		case name == "":
+			fp.fail(n.Line, "%sname is required", prefix)
+		case !validName(name):
+			fp.fail(n.Line, "%sname %q: use letters, digits, '-' and '_' only", prefix, name)
+		default:
+			if _, builtIn := builtinScenario(name); builtIn {
+				fp.fail(n.Line, "%sname %q is a built-in scenario", prefix, name)
+			}
+		}
+		sc.Name = name
+	}
+	if n := f["match"]; n != nil {
+		sc.Match = fp.match(n, prefix)
+	}
+	steps := f["steps"]
+	switch {
+	case steps == nil:
+		fp.fail(item.Line, "%ssteps: at least one step is required", prefix)
+	case steps.Kind != yaml.SequenceNode:
+		fp.fail(steps.Line, "%ssteps: want a list of steps such as - {after: 30s, do: complete}, found %s", prefix, describe(steps))
+	case len(steps.Content) == 0:
+		fp.fail(steps.Line, "%ssteps: at least one step is required", prefix)
+	default:
+		for j, st := range steps.Content {
+			if step, ok := fp.step(resolve(st), j, prefix); ok {
+				sc.Steps = append(sc.Steps, step)
+			}
+		}
+	}
+	return sc, len(fp.errs) == before
+}
+
+// nameOf is the name a scenario mapping gives itself, or "", so that
+// messages can name the scenario rather than count it.
+func nameOf(item *yaml.Node) string {
+	if item.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(item.Content); i += 2 {
+		if v := resolve(item.Content[i+1]); item.Content[i].Value == "name" && v.Kind == yaml.ScalarNode {
+			return v.Value
+		}
+	}
+	return ""
+}
+
+// match reads a scenario's match mapping; nil when it was wrong.
+func (fp *fileParser) match(n *yaml.Node, prefix string) *Match {
+	before := len(fp.errs)
+	f, ok := fp.fields(n, "a match", prefix+"match: ", matchFields)
+	if !ok {
+		return nil
+	}
+	m := &Match{}
+	if a := f["amount"]; a != nil {
+		if v, ok := fp.text(a, prefix, "match.amount", "an amount such as 13.37"); ok {
+			amt, err := paymock.ParseAmount(v)
+			if err != nil {
+				fp.fail(a.Line, "%smatch.amount %q %v", prefix, v, err)
+			} else {
+				m.Amount = &amt
+			}
+		}
+	}
+	if c := f["currency"]; c != nil {
+		if v, ok := fp.text(c, prefix, "match.currency", "one of USD, EUR, GBP, CAD"); ok {
+			m.Currency = paymock.Currency(v)
+			if !m.Currency.Valid() {
+				fp.fail(c.Line, "%smatch.currency %q: must be one of USD, EUR, GBP, CAD", prefix, v)
+			}
+		}
+	}
+	if e := f["email"]; e != nil {
+		if v, ok := fp.text(e, prefix, "match.email", "an email address"); ok {
+			m.Email = v
+			if !paymock.ValidEmail(v) {
+				fp.fail(e.Line, "%smatch.email %q is not a valid email address", prefix, v)
+			}
+		}
+	}
+	if c := f["card"]; c != nil {
+		// Never quoted: it is a card number.
+		if v, ok := fp.text(c, prefix, "match.card", "a card number in quotes"); ok {
+			m.Card = v
+			if !paymock.Luhn(v) {
+				fp.fail(c.Line, "%smatch.card is not a Luhn-valid card number", prefix)
+			}
+		}
+	}
+	if len(fp.errs) > before {
+		return nil
+	}
+	if *m == (Match{}) {
+		fp.fail(n.Line, "%smatch needs at least one of amount, currency, email, card", prefix)
+		return nil
+	}
+	return m
+}
+
+// step reads the j-th step of a scenario.
+func (fp *fileParser) step(n *yaml.Node, j int, prefix string) (Step, bool) {
+	before := len(fp.errs)
+	where := fmt.Sprintf("steps[%d]", j)
+	f, ok := fp.fields(n, "a step", prefix+where+": ", stepFields)
+	if !ok {
+		return Step{}, false
+	}
+	var st Step
+	if a := f["after"]; a == nil {
+		fp.fail(n.Line, "%s%s.after is required (a duration such as 0s, 30s or 2m)", prefix, where)
+	} else if v, ok := fp.text(a, prefix, where+".after", "a duration such as 0s, 30s or 2m"); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			fp.fail(a.Line, "%s%s.after %q: want a duration such as 0s, 30s or 2m", prefix, where, v)
+		}
+		st.After = d
+	}
+	if d := f["do"]; d == nil {
+		fp.fail(n.Line, "%s%s.do is required (complete, fail or expire)", prefix, where)
+	} else if v, ok := fp.text(d, prefix, where+".do", "complete, fail or expire"); ok {
+		to, known := actions[v]
+		if !known {
+			fp.fail(d.Line, "%s%s.do %q: want complete, fail or expire", prefix, where, v)
+		}
+		st.Do = to
+	}
+	return st, len(fp.errs) == before
 }
 
 func validName(n string) bool {
@@ -336,33 +501,15 @@ func validName(n string) bool {
 	return true
 }
 
-// scenarioLines finds the line of each item of the top-level scenarios list.
-func scenarioLines(root *yaml.Node) []int {
-	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return nil
-	}
-	m := root.Content[0]
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == "scenarios" && m.Content[i+1].Kind == yaml.SequenceNode {
-			var lines []int
-			for _, item := range m.Content[i+1].Content {
-				lines = append(lines, item.Line)
-			}
-			return lines
+// yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into a
+// FileError at that line.
+func yamlError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		num, reason, found := strings.Cut(rest, ": ")
+		if line, convErr := strconv.Atoi(num); found && convErr == nil {
+			return &FileError{File: file, Line: line, Reason: reason}
 		}
 	}
-	return nil
-}
-
-func yamlError(file string, err error) error {
-	var te *yaml.TypeError
-	msg := err.Error()
-	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg = te.Errors[0]
-	}
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &FileError{File: file, Line: line, Reason: m[2]}
-	}
-	return &FileError{File: file, Line: 1, Reason: strings.TrimPrefix(msg, "yaml: ")}
+	return &FileError{File: file, Line: 1, Reason: msg}
 }

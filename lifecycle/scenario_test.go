@@ -120,16 +120,16 @@ func TestParse_RefusesBadFilesWithLine(t *testing.T) {
 		{"bad action", "scenarios:\n  - name: x\n    steps:\n      - after: 1s\n        do: completed\n", 5, "want complete, fail or expire"},
 		{"bad duration", "scenarios:\n  - name: x\n    steps:\n      - after: soon\n        do: fail\n", 4, "want a duration"},
 		{"negative duration", "scenarios:\n  - name: x\n    steps:\n      - after: -1s\n        do: fail\n", 4, "want a duration"},
-		{"missing after", "scenarios:\n  - name: x\n    steps:\n      - do: fail\n", 2, "after is required"},
+		{"missing after", "scenarios:\n  - name: x\n    steps:\n      - do: fail\n", 4, "after is required"},
 		{"no steps", "scenarios:\n  - name: x\n", 2, "at least one step"},
 		{"no name", "scenarios:\n  - steps: [{after: 1s, do: fail}]\n", 2, "name is required"},
 		{"unknown field", "scenarios:\n  - name: x\n    stepz: []\n", 3, "stepz"},
 		{"duplicate name", "scenarios:\n  - name: x\n    steps: [{after: 1s, do: fail}]\n  - name: x\n    steps: [{after: 1s, do: fail}]\n", 4, "used by another scenario"},
 		{"built-in name", "scenarios:\n  - name: complete_after_5s\n    steps: [{after: 1s, do: fail}]\n", 2, "built-in"},
 		{"bad amount", "scenarios:\n  - name: x\n    match:\n      amount: 1.234\n    steps: [{after: 1s, do: fail}]\n", 4, "two decimals"},
-		{"bad currency", "scenarios:\n  - name: x\n    match: {currency: JPY}\n    steps: [{after: 1s, do: fail}]\n", 2, "currency"},
-		{"bad card", "scenarios:\n  - name: x\n    match: {card: \"1234\"}\n    steps: [{after: 1s, do: fail}]\n", 2, "Luhn"},
-		{"empty match", "scenarios:\n  - name: x\n    match: {}\n    steps: [{after: 1s, do: fail}]\n", 2, "at least one of"},
+		{"bad currency", "scenarios:\n  - name: x\n    match: {currency: JPY}\n    steps: [{after: 1s, do: fail}]\n", 3, "currency"},
+		{"bad card", "scenarios:\n  - name: x\n    match: {card: \"1234\"}\n    steps: [{after: 1s, do: fail}]\n", 3, "Luhn"},
+		{"empty match", "scenarios:\n  - name: x\n    match: {}\n    steps: [{after: 1s, do: fail}]\n", 3, "at least one of"},
 		{"not YAML", "scenarios: [\n", 1, "did not find expected node content"},
 		{"empty file", "", 1, "no scenarios"},
 	}
@@ -142,6 +142,73 @@ func TestParse_RefusesBadFilesWithLine(t *testing.T) {
 			}
 			if fe.File != "bad.yaml" || fe.Line != tc.line || !strings.Contains(fe.Reason, tc.reason) {
 				t.Errorf("got %v, want line %d and %q", fe, tc.line, tc.reason)
+			}
+		})
+	}
+}
+
+func TestParseScenarios_ErrorsReadInTheUsersWords(t *testing.T) {
+	const steps = "    steps: [{after: 1s, do: fail}]\n"
+	tests := []struct {
+		name, file, want string
+	}{
+		{"unknown field in a scenario",
+			"scenarios:\n  - name: x\n" + steps + "    colour: red\n",
+			`bad.yaml:4: unknown field "colour" in a scenario (want name, match, steps)`},
+		{"unknown field in a match",
+			"scenarios:\n  - name: x\n    match: {currency: EUR, colour: red}\n" + steps,
+			`bad.yaml:3: unknown field "colour" in a match (want amount, currency, email, card)`},
+		{"unknown field in a step",
+			"scenarios:\n  - name: x\n    steps:\n      - {after: 1s, do: fail, wait: 2s}\n",
+			`bad.yaml:4: unknown field "wait" in a step (want after, do)`},
+		{"unknown field at the top level",
+			"scenario:\n  - name: x\n" + steps,
+			`bad.yaml:1: unknown field "scenario" in the top level (want scenarios)` + "\n" +
+				`bad.yaml:1: no scenarios: the file must have a top-level 'scenarios:' list`},
+		{"the top level is a list",
+			"- name: x\n  steps: [{after: 1s, do: fail}]\n",
+			`bad.yaml:1: want the top level, a mapping of scenarios; found a list`},
+		{"scenarios is a mapping",
+			"scenarios:\n  name: x\n",
+			`bad.yaml:2: scenarios: want a list of scenarios, found a mapping`},
+		{"a scenario is a string",
+			"scenarios:\n  - slow-success\n",
+			`bad.yaml:2: scenario 1: want a scenario, a mapping of name, match, steps; found "slow-success"`},
+		{"name is a list",
+			"scenarios:\n  - name: [x]\n" + steps,
+			`bad.yaml:2: scenario 1: name: want a name of letters, digits, '-' and '_', found a list`},
+		{"steps is a string",
+			"scenarios:\n  - name: x\n    steps: soon\n",
+			`bad.yaml:3: scenario "x": steps: want a list of steps such as - {after: 30s, do: complete}, found "soon"`},
+		{"a step is a string",
+			"scenarios:\n  - name: x\n    steps: [complete]\n",
+			`bad.yaml:3: scenario "x": steps[0]: want a step, a mapping of after, do; found "complete"`},
+		{"a field given twice",
+			"scenarios:\n  - name: x\n" + steps + steps,
+			`bad.yaml:4: scenario "x": steps is given twice`},
+		{"match is a string",
+			"scenarios:\n  - name: x\n    match: EUR\n" + steps,
+			`bad.yaml:3: scenario "x": match: want a match, a mapping of amount, currency, email, card; found "EUR"`},
+		{"amount is a mapping",
+			"scenarios:\n  - name: x\n    match:\n      amount: {value: 1}\n" + steps,
+			`bad.yaml:4: scenario "x": match.amount: want an amount such as 13.37, found a mapping`},
+		{"every problem at once",
+			"scenarios:\n  - name: x\n    colour: red\n  - name: y y\n" + steps + "  - steps: [{after: soon, do: finish}]\n",
+			`bad.yaml:3: unknown field "colour" in a scenario (want name, match, steps)` + "\n" +
+				`bad.yaml:2: scenario "x": steps: at least one step is required` + "\n" +
+				`bad.yaml:4: scenario 2: name "y y": use letters, digits, '-' and '_' only` + "\n" +
+				`bad.yaml:6: scenario 3: name is required` + "\n" +
+				`bad.yaml:6: scenario 3: steps[0].after "soon": want a duration such as 0s, 30s or 2m` + "\n" +
+				`bad.yaml:6: scenario 3: steps[0].do "finish": want complete, fail or expire`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseScenarios("bad.yaml", []byte(tc.file))
+			if err == nil {
+				t.Fatalf("the file was accepted, want\n%s", tc.want)
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error =\n%s\nwant\n%s", err, tc.want)
 			}
 		})
 	}
