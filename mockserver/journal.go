@@ -29,6 +29,9 @@ type journalEntry struct {
 	DurationMS float64             `json:"duration_ms"`
 	Variant    string              `json:"variant,omitempty"`
 	Violations []paymock.Violation `json:"violations,omitempty"`
+	// InjectedFault is the id of the fault rule that shaped the answer
+	// ("header" for the Paymock-Fault header); a reset answer has status 0.
+	InjectedFault string `json:"injected_fault,omitempty"`
 }
 
 // opCounts is what the report knows of one operation.
@@ -49,6 +52,7 @@ type merchantJournal struct {
 	calls     int
 	violating int
 	unmatched int
+	injected  int
 }
 
 // journal holds every merchant's requests, bounded per merchant.
@@ -100,6 +104,12 @@ func (j *requestJournal) record(merchantID string, e journalEntry, violating, co
 		return
 	}
 	mj.calls++
+	if e.InjectedFault != "" {
+		// Asked for by the client's own test: it covers the status the
+		// client had to handle, and is never the client's violation.
+		mj.injected++
+		violating = false
+	}
 	if violating {
 		mj.violating++
 	}
@@ -181,7 +191,7 @@ func (j *requestJournal) snapshot(merchantID string) merchantJournal {
 	if mj == nil {
 		return merchantJournal{}
 	}
-	cp := merchantJournal{calls: mj.calls, violating: mj.violating, unmatched: mj.unmatched, ops: make(map[string]*opCounts, len(mj.ops))}
+	cp := merchantJournal{calls: mj.calls, violating: mj.violating, unmatched: mj.unmatched, injected: mj.injected, ops: make(map[string]*opCounts, len(mj.ops))}
 	for k, oc := range mj.ops {
 		c := &opCounts{calls: oc.calls, violating: oc.violating, statuses: maps.Clone(oc.statuses), violations: maps.Clone(oc.violations)}
 		cp.ops[k] = c
@@ -204,14 +214,18 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 	}
 	r := c.Request()
 	e := journalEntry{
-		ID:         x.id,
-		At:         paymock.FormatTime(s.clock.Now(m.ID)),
-		Method:     x.method,
-		Path:       contract.ShortPath(r.URL.Path),
-		Query:      contract.ShortPath(r.URL.RawQuery),
-		Status:     x.rec.status,
-		DurationMS: durationMS(time.Since(x.start)),
-		Variant:    x.variant,
+		ID:            x.id,
+		At:            paymock.FormatTime(s.clock.Now(m.ID)),
+		Method:        x.method,
+		Path:          contract.ShortPath(r.URL.Path),
+		Query:         contract.ShortPath(r.URL.RawQuery),
+		Status:        x.rec.status,
+		DurationMS:    durationMS(time.Since(x.start)),
+		Variant:       x.variant,
+		InjectedFault: x.fault,
+	}
+	if x.reset {
+		e.Status = 0
 	}
 	if x.route != nil {
 		e.Operation = x.route.OperationID()

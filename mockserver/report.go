@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v5"
+	"github.com/paymock/paymock"
 )
 
 // ReportStatus is how often an operation answered one status.
@@ -52,16 +53,19 @@ type ReportCoverage struct {
 
 // Report is the answer of GET /_sandbox/report, as `paymock report` reads it.
 type Report struct {
-	Calls          int               `json:"calls"`
-	ViolatingCalls int               `json:"violating_calls"`
-	UnmatchedCalls int               `json:"unmatched_calls"`
-	Coverage       ReportCoverage    `json:"coverage"`
-	Operations     []ReportOperation `json:"operations"`
+	Calls          int `json:"calls"`
+	ViolatingCalls int `json:"violating_calls"`
+	UnmatchedCalls int `json:"unmatched_calls"`
+	// InjectedCalls are calls whose answer a fault the client asked for
+	// replaced; they count nowhere else.
+	InjectedCalls int               `json:"injected_calls"`
+	Coverage      ReportCoverage    `json:"coverage"`
+	Operations    []ReportOperation `json:"operations"`
 }
 
 func (s *Server) buildReport(merchantID string) Report {
 	snap := s.journal.snapshot(merchantID)
-	r := Report{Calls: snap.calls, ViolatingCalls: snap.violating, UnmatchedCalls: snap.unmatched, Operations: []ReportOperation{}}
+	r := Report{Calls: snap.calls, ViolatingCalls: snap.violating, UnmatchedCalls: snap.unmatched, InjectedCalls: snap.injected, Operations: []ReportOperation{}}
 	for _, d := range s.docs.Service.Operations() {
 		ro := ReportOperation{OperationID: d.ID, Method: d.Method, Path: d.Path, Statuses: []ReportStatus{}, Violations: []ReportViolation{}}
 		oc := snap.ops[d.ID]
@@ -110,6 +114,10 @@ func fraction(n, d int) float64 {
 // getReport handles GET /_sandbox/report: the contract report, as JSON
 // or JUnit XML.
 func (s *Server) getReport(c *echo.Context) error {
+	if s.journal == nil {
+		// A report of nothing would pass every gate: say why there is none.
+		return errJournalDisabled("report")
+	}
 	r := s.buildReport(merchantOf(c).ID)
 	if c.QueryParam("format") == "junit" {
 		b, err := junit(r)
@@ -192,6 +200,9 @@ func junit(r Report) ([]byte, error) {
 
 // listRequests handles GET /_sandbox/requests: the merchant's journal.
 func (s *Server) listRequests(c *echo.Context) error {
+	if s.journal == nil {
+		return errJournalDisabled("request journal")
+	}
 	pr, err := readPage(c)
 	if err != nil {
 		return err
@@ -208,4 +219,11 @@ func (s *Server) listRequests(c *echo.Context) error {
 	pg := pr.window()
 	items, total := s.journal.list(merchantOf(c).ID, f, pg.Offset, pg.Limit)
 	return listJSON(c, items, pr, total)
+}
+
+// errJournalDisabled is the answer of what needs the request journal on a
+// server that keeps none.
+func errJournalDisabled(what string) error {
+	return &paymock.Error{Type: paymock.Conflict, Code: "journal_disabled",
+		Message: "no " + what + ": this server keeps no request journal (--journal-size 0); start it with a journal to check the client's calls"}
 }

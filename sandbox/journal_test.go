@@ -92,9 +92,10 @@ func TestReport_CountsAndCoverageAreExact(t *testing.T) {
 	}
 	cov := r["coverage"].(map[string]any)
 	// Operations: create and retrieve of 3. Statuses: 201, 400 of create;
-	// 200, 404 of retrieve; of 7+4+4 = 15 declared.
+	// 200, 404 of retrieve; of 11+8+8 = 27 declared (429, 502, 503 and
+	// 504 of each are for faults).
 	if cov["operations_exercised"] != 2.0 || cov["operations_total"] != 3.0 || cov["operations"] != 0.6667 ||
-		cov["statuses_exercised"] != 4.0 || cov["statuses_total"] != 15.0 || cov["statuses"] != 0.2667 {
+		cov["statuses_exercised"] != 4.0 || cov["statuses_total"] != 27.0 || cov["statuses"] != 0.1481 {
 		t.Errorf("coverage %v", cov)
 	}
 	ops := map[string]map[string]any{}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"github.com/paymock/paymock"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -97,4 +98,9 @@ func (r *receiver) attemptCount() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.attempts
+}
+
+// webhookEndpoint is the endpoint of a receiver, signed with testSecret.
+func webhookEndpoint(r *receiver) paymock.WebhookEndpoint {
+	return paymock.WebhookEndpoint{URL: r.srv.URL, Secret: testSecret}
 }

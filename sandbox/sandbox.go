@@ -169,7 +169,11 @@ func New(cfg Config) (*Sandbox, error) {
 			return nil, err
 		}
 	}
-	rules, err := faults.New(faults.Config{Seed: seed, IDs: derivedIDs(cfg.Seed, 2), FileRules: fileRules, Operations: ops})
+	fcfg := faults.Config{Seed: seed, FileRules: fileRules, Operations: ops}
+	if ids := derivedIDs(cfg.Seed, 2); ids != nil {
+		fcfg.IDs = ids // a typed nil would not read as "none"
+	}
+	rules, err := faults.New(fcfg)
 	if err != nil {
 		return nil, fmt.Errorf("faults: %w", err)
 	}
