@@ -212,6 +212,12 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 			x.refused = true
 			return err
 		}
+		// What encoding/json would take silently (a duplicated key, bytes
+		// that are not UTF-8) is a client bug the sandbox must show.
+		if vs := contract.CheckJSON(body); vs != nil {
+			x.refused = true
+			return paymock.Invalid(vs...)
+		}
 		x.body = body
 		return next(c)
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -651,5 +652,99 @@ func TestCreate_ListsContractAndRuleViolationsInOneAnswer(t *testing.T) {
 	want := "amount:parameter_invalid,currency:parameter_invalid,mcc:parameter_conflict,payment_method.card.number:card_number_invalid"
 	if strings.Join(got, ",") != want {
 		t.Errorf("violations\n%s\nwant\n%s", strings.Join(got, ","), want)
+	}
+}
+
+func TestCreate_RefusesBytesThatAreNotWhatTheyClaim(t *testing.T) {
+	env := newEnv(t)
+	valid, _ := json.Marshal(validCreate())
+	tests := []struct {
+		name, body, param, code string
+	}{
+		{"duplicated key", strings.Replace(string(valid), `"currency":"USD"`, `"currency":"USD","currency":"EUR"`, 1), "currency", "duplicate_key"},
+		{"duplicated nested key", strings.Replace(string(valid), `"order_id":"ord_1234"`, `"order_id":"a","order_id":"b"`, 1), "metadata.order_id", "duplicate_key"},
+		{"invalid UTF-8 in metadata", strings.Replace(string(valid), `"ord_1234"`, "\"ord_\xff\xfe\"", 1), "metadata.order_id", "invalid_utf8"},
+		{"lone surrogate escape", strings.Replace(string(valid), `"ord_1234"`, `"ord_\ud800"`, 1), "metadata.order_id", "invalid_utf8"},
+	}
+	for _, tc := range tests {
+		st, body, _ := env.do("POST", "/api/v1/payments", keyA, []byte(tc.body))
+		if st != http.StatusBadRequest {
+			t.Errorf("%s: %d %v", tc.name, st, body)
+			continue
+		}
+		e := errorOf(t, body)
+		if e["param"] != tc.param || e["code"] != tc.code {
+			t.Errorf("%s: %v", tc.name, e)
+		}
+	}
+	if _, list, _ := env.do("GET", "/api/v1/payments", keyA, nil); list["pagination"].(map[string]any)["total_items"] != 0.0 {
+		t.Errorf("a refused body was stored: %v", list)
+	}
+}
+
+func TestPathIDs_AnyIDThatIsNotAPaymentIs404(t *testing.T) {
+	env := newEnv(t)
+	long := strings.Repeat("x", 3000)
+	for _, id := range []string{long, "pay_" + long, "%00", "%ff%fe", "a%2Fb", "..", "💳", " "} {
+		for _, p := range []string{"/api/v1/payments/", "/_sandbox/payments/"} {
+			method, path := "GET", p+id
+			if p == "/_sandbox/payments/" {
+				method, path = "POST", p+id+"/complete"
+			}
+			st, body, _ := env.do(method, path, keyA, nil)
+			if st != http.StatusNotFound {
+				t.Errorf("%s %.60s: %d %v", method, path, st, body)
+			}
+		}
+		if st, _, _ := env.do("POST", "/_sandbox/events/"+id+"/redeliver", keyA, nil); st != http.StatusNotFound {
+			t.Errorf("redeliver %.40s: %d", id, st)
+		}
+		if st, _, _ := env.do("DELETE", "/_sandbox/faults/"+id, keyA, nil); st != http.StatusNotFound {
+			t.Errorf("delete fault %.40s: %d", id, st)
+		}
+	}
+	if strings.Contains(env.logs.String(), long) {
+		t.Error("a 3,000-byte path was logged whole")
+	}
+}
+
+func TestHTTP_HeadAnswersLikeGetWithoutABody(t *testing.T) {
+	env := newEnv(t)
+	id := env.create(keyA, nil)
+	for _, path := range []string{"/api/v1/payments", "/api/v1/payments/" + id, "/_sandbox/clock", "/healthz"} {
+		get := env.request("GET", path, keyA, nil)
+		gresp, err := http.DefaultClient.Do(get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gbody := readAll(t, gresp)
+		head := env.request("HEAD", path, keyA, nil)
+		hresp, err := http.DefaultClient.Do(head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hbody := readAll(t, hresp)
+		if hresp.StatusCode != gresp.StatusCode || hbody != "" || hresp.Header.Get("Content-Type") != gresp.Header.Get("Content-Type") {
+			t.Errorf("HEAD %s: %d %q %q, GET: %d %q", path, hresp.StatusCode, hbody, hresp.Header.Get("Content-Type"), gresp.StatusCode, gresp.Header.Get("Content-Type"))
+		}
+		if hresp.ContentLength != int64(len(gbody)) && path != "/healthz" {
+			t.Errorf("HEAD %s: length %d, GET's body %d", path, hresp.ContentLength, len(gbody))
+		}
+	}
+}
+
+func TestHTTP_405NamesTheAllowedMethods(t *testing.T) {
+	env := newEnv(t)
+	tests := map[string]string{
+		"/api/v1/payments":        "GET, HEAD, POST",
+		"/api/v1/payments/pay_x":  "GET, HEAD",
+		"/_sandbox/clock/advance": "POST",
+		"/_sandbox/faults":        "GET, HEAD, POST, DELETE",
+	}
+	for path, want := range tests {
+		st, _, h := env.do("PUT", path, keyA, nil)
+		if st != http.StatusMethodNotAllowed || h.Get("Allow") != want {
+			t.Errorf("PUT %s: %d Allow %q, want %q", path, st, h.Get("Allow"), want)
+		}
 	}
 }
