@@ -112,8 +112,11 @@ type hit struct {
 	id        string
 	body      []byte
 	header    http.Header
-	verifyErr error           // from the reference library, with the receiver's secret
-	ctx       context.Context // the request's: done when the sender gives up
+	verifyErr error // from the reference library, with the receiver's secret
+	// sigErr is the reference library's check of the signature alone,
+	// ignoring how far webhook-timestamp is from now.
+	sigErr error
+	ctx    context.Context // the request's: done when the sender gives up
 }
 
 // receiver is a webhook endpoint that verifies every request with the
@@ -124,6 +127,7 @@ type receiver struct {
 	answer func(h hit, n int) int // n: how many times this id has come, this one included
 
 	mu   sync.Mutex
+	wh   *standardwebhooks.Webhook
 	hits []hit
 	byID map[string]int
 }
@@ -133,11 +137,8 @@ func newReceiver(t *testing.T, answer func(h hit, n int) int) *receiver {
 	if answer == nil {
 		answer = func(hit, int) int { return http.StatusNoContent }
 	}
-	wh, err := standardwebhooks.NewWebhook(testSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &receiver{secret: testSecret, answer: answer, byID: make(map[string]int)}
+	r := &receiver{answer: answer, byID: make(map[string]int)}
+	r.useSecret(t, testSecret)
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
 		if err != nil {
@@ -145,7 +146,11 @@ func newReceiver(t *testing.T, answer func(h hit, n int) int) *receiver {
 			return
 		}
 		h := hit{id: req.Header.Get("webhook-id"), body: body, header: req.Header.Clone(), ctx: req.Context()}
+		r.mu.Lock()
+		wh := r.wh
+		r.mu.Unlock()
 		h.verifyErr = wh.Verify(body, req.Header)
+		h.sigErr = wh.VerifyIgnoringTimestamp(body, req.Header)
 		r.mu.Lock()
 		r.hits = append(r.hits, h)
 		r.byID[h.id]++
@@ -157,7 +162,29 @@ func newReceiver(t *testing.T, answer func(h hit, n int) int) *receiver {
 	return r
 }
 
+// useSecret makes the receiver verify with secret from now on, for an
+// endpoint whose secret is generated once its URL is known.
+func (r *receiver) useSecret(t *testing.T, secret string) {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secret, r.wh = secret, wh
+}
+
+// all returns a copy of the hits so far, verified or not.
+func (r *receiver) all() []hit {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.hits)
+}
+
 func (r *receiver) endpoint() paymock.WebhookEndpoint {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return paymock.WebhookEndpoint{URL: r.srv.URL + "/hooks", Secret: r.secret}
 }
 

@@ -1,3 +1,6 @@
+// The journal as callers see it: event, delivery and attempt records, and
+// their listings per merchant and per endpoint.
+
 package webhooks
 
 import (
@@ -47,9 +50,12 @@ type EventRecord struct {
 // DeliveryRecord is the sending of one event to one endpoint. Publish makes
 // round 1, one delivery per endpoint; each Redeliver adds a round.
 type DeliveryRecord struct {
-	Round int    `json:"round"`
-	URL   string `json:"url"` // the endpoint URL, any password redacted; never the secret
-	State State  `json:"state"`
+	Round int `json:"round"`
+	// EndpointID is the endpoint's "we_..." id; absent for an endpoint
+	// given without one (DefaultEndpoints or m.Webhooks in tests).
+	EndpointID string `json:"endpoint_id,omitempty"`
+	URL        string `json:"url"` // the endpoint URL, any password redacted; never the secret
+	State      State  `json:"state"`
 	// Error says why a failed or interrupted delivery ended, including
 	// those that ended before any attempt.
 	Error    string          `json:"error,omitempty"`
@@ -58,13 +64,16 @@ type DeliveryRecord struct {
 	NextAttemptAt string `json:"next_attempt_at,omitempty"`
 }
 
-// AttemptRecord is one POST to an endpoint.
+// AttemptRecord is one POST to an endpoint. The copies of a send that a
+// Duplicate fault multiplied share its attempt number, one record each.
 type AttemptRecord struct {
 	Attempt    int    `json:"attempt"`               // 1-based, per delivery
 	At         string `json:"at"`                    // merchant clock when the attempt started
 	StatusCode int    `json:"status_code,omitempty"` // absent when no answer came
 	Error      string `json:"error,omitempty"`       // absent on a 2xx
 	DurationMS int64  `json:"duration_ms"`           // real time the attempt took
+	// Fault is the fault that shaped this attempt; absent for a plain one.
+	Fault *FaultRecord `json:"fault,omitempty"`
 }
 
 // attempt is the journal's form of an AttemptRecord.
@@ -74,6 +83,7 @@ type attempt struct {
 	status int
 	err    string
 	dur    time.Duration
+	fault  *FaultRecord // never changed once made
 }
 
 // recordLocked copies an entry into its record. d.mu must be held.
@@ -87,26 +97,83 @@ func recordLocked(e *eventEntry) EventRecord {
 		Deliveries: make([]DeliveryRecord, 0, len(e.deliveries)),
 	}
 	for _, del := range e.deliveries {
-		dr := DeliveryRecord{
-			Round:    del.round,
-			URL:      del.ep.display,
-			State:    del.state,
-			Error:    del.err,
-			Attempts: make([]AttemptRecord, 0, len(del.attempts)),
-		}
-		if del.waiting {
-			dr.NextAttemptAt = paymock.FormatTime(del.nextAt)
-		}
-		for _, a := range del.attempts {
-			dr.Attempts = append(dr.Attempts, AttemptRecord{
-				Attempt:    a.n,
-				At:         paymock.FormatTime(a.at),
-				StatusCode: a.status,
-				Error:      a.err,
-				DurationMS: a.dur.Milliseconds(),
-			})
-		}
-		r.Deliveries = append(r.Deliveries, dr)
+		r.Deliveries = append(r.Deliveries, deliveryRecordLocked(del))
 	}
 	return r
+}
+
+// deliveryRecordLocked copies a delivery into its record. d.mu must be held.
+func deliveryRecordLocked(del *delivery) DeliveryRecord {
+	dr := DeliveryRecord{
+		Round:      del.round,
+		EndpointID: del.ep.id,
+		URL:        del.ep.display,
+		State:      del.state,
+		Error:      del.err,
+		Attempts:   make([]AttemptRecord, 0, len(del.attempts)),
+	}
+	if del.waiting {
+		dr.NextAttemptAt = paymock.FormatTime(del.nextAt)
+	}
+	for _, a := range del.attempts {
+		ar := AttemptRecord{
+			Attempt:    a.n,
+			At:         paymock.FormatTime(a.at),
+			StatusCode: a.status,
+			Error:      a.err,
+			DurationMS: a.dur.Milliseconds(),
+		}
+		if a.fault != nil {
+			f := *a.fault
+			ar.Fault = &f
+		}
+		dr.Attempts = append(dr.Attempts, ar)
+	}
+	return dr
+}
+
+// EndpointDeliveryRecord is a delivery as one endpoint's list shows it:
+// with the event it carried.
+type EndpointDeliveryRecord struct {
+	EventID   string            `json:"event_id"`
+	EventType paymock.EventType `json:"event_type"`
+	PaymentID string            `json:"payment_id"` // empty for a test event
+	DeliveryRecord
+}
+
+// EndpointDeliveries lists the deliveries of a merchant's events to one
+// endpoint, by its id, newest first (latest event first, and within an
+// event the latest round first), from offset, at most limit of them
+// (limit <= 0: all), with the total count. The list covers the events the
+// journal still holds; an unknown endpoint, or another merchant's, has
+// none.
+func (d *Dispatcher) EndpointDeliveries(merchantID, endpointID string, offset, limit int) ([]EndpointDeliveryRecord, int) {
+	out := []EndpointDeliveryRecord{}
+	if endpointID == "" {
+		return out, 0
+	}
+	offset = max(offset, 0)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ms := d.merchants[merchantID]
+	if ms == nil {
+		return out, 0
+	}
+	total := 0
+	evs := ms.j.events
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := evs[i]
+		for k := len(e.deliveries) - 1; k >= 0; k-- {
+			del := e.deliveries[k]
+			if del.ep.id != endpointID {
+				continue
+			}
+			if total >= offset && (limit <= 0 || len(out) < limit) {
+				out = append(out, EndpointDeliveryRecord{EventID: e.ev.ID, EventType: e.ev.Type,
+					PaymentID: e.ev.Payment.ID, DeliveryRecord: deliveryRecordLocked(del)})
+			}
+			total++
+		}
+	}
+	return out, total
 }

@@ -1,3 +1,6 @@
+// Standard Webhooks signing: the headers, the signature, secrets, and the
+// checked form of an endpoint.
+
 package webhooks
 
 import (
@@ -82,9 +85,10 @@ func ValidateEndpoint(ep paymock.WebhookEndpoint) error {
 	return err
 }
 
-// endpoint is a checked WebhookEndpoint: the URL to post to, the URL as
-// shown (password redacted) and the decoded key.
+// endpoint is a checked WebhookEndpoint: its id, the URL to post to, the
+// URL as shown (password redacted) and the decoded key.
 type endpoint struct {
+	id      string
 	url     string
 	display string
 	key     []byte
@@ -93,18 +97,18 @@ type endpoint struct {
 func parseEndpoint(ep paymock.WebhookEndpoint) (endpoint, error) {
 	u, err := url.Parse(ep.URL)
 	if err != nil {
-		return endpoint{display: "(invalid URL)"}, errors.New("webhook url is not a URL")
+		return endpoint{id: ep.ID, display: "(invalid URL)"}, errors.New("webhook url is not a URL")
 	}
 	display := u.Redacted()
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return endpoint{display: display}, fmt.Errorf("webhook url %q: want an absolute http or https URL", display)
+		return endpoint{id: ep.ID, display: display}, fmt.Errorf("webhook url %q: want an absolute http or https URL", display)
 	}
 	if u.Hostname() == "" {
-		return endpoint{display: display}, fmt.Errorf("webhook url %q has no host", display)
+		return endpoint{id: ep.ID, display: display}, fmt.Errorf("webhook url %q has no host", display)
 	}
 	key, err := secretKey(ep.Secret)
 	if err != nil {
-		return endpoint{display: display}, fmt.Errorf("webhook secret for %q: %w", display, err)
+		return endpoint{id: ep.ID, display: display}, fmt.Errorf("webhook secret for %q: %w", display, err)
 	}
-	return endpoint{url: ep.URL, display: display, key: key}, nil
+	return endpoint{id: ep.ID, url: ep.URL, display: display, key: key}, nil
 }

@@ -2,11 +2,83 @@
 // to the merchant's endpoints, signed per Standard Webhooks, retries
 // failures on the merchant's clock, keeps deliveries of one payment to one
 // endpoint in order, and keeps a journal of every event and attempt for the
-// control API.
+// control API and the dashboard.
 //
-// It imports only the standard library and the root package. The merchant
-// clock and the scheduler that brings retries due are interfaces declared
-// here and implemented by package lifecycle.
+// It imports only the standard library and the root package. What it needs
+// from elsewhere is an interface declared here: the merchant clock and the
+// scheduler that brings retries due (package lifecycle), the endpoints a
+// merchant has now (*paymock.Merchants), the fault rules that shape
+// deliveries on purpose (package faults, through a small adapter) and an
+// observer of outcomes (package metrics).
+//
+// # Endpoints
+//
+// With Config.Endpoints set, every Publish asks it for the merchant's
+// endpoints at that moment, so an endpoint added at run time receives the
+// next event exactly like a configured one (same signing, retries, order
+// and journal), and one removed or disabled receives nothing more. A
+// delivery already made keeps its endpoint: its retries still go there.
+// Every delivery records the endpoint's id, so EndpointDeliveries lists
+// one endpoint's deliveries.
+//
+// # The test event
+//
+// SendTest sends one event of type "webhook.test" (EventTest) to one
+// endpoint, signed like every other:
+//
+//	{"id": "evt_...", "type": "webhook.test", "created_at": "2030-01-01T00:00:00Z",
+//	 "data": {"endpoint_id": "we_...", "message": "..."}}
+//
+// It gets one attempt and no retries: a person is watching for its result
+// now, and a ping that comes back an hour later would only confuse; the
+// journal's redeliver sends it again (again once). It is in the journal
+// like any event, with an empty payment_id. Fault rules for any event type
+// shape it too, so a merchant can watch their receiver turn down a bad
+// signature with one click.
+//
+// # Faults
+//
+// With Config.Faults set, each delivery asks once, when it is made (by
+// Publish, Redeliver or SendTest, in endpoint order), whether a fault
+// shapes it. Asking when the delivery is made rather than when a worker
+// picks it up keeps the order of the asks, and so the seeded draws of
+// probability rules, the same in every run. The fault shapes the
+// delivery's first send only; its retries go out as normal, as a real
+// sender's would after a glitch, so one hit is one anomaly at the
+// receiver, followed by the retry path the receiver must also handle. A
+// redelivery is a new delivery and asks again. The effects:
+//
+//   - Duplicate N: the first send goes out N times, one after the other,
+//     with the same webhook-id, each freshly timestamped and signed, so
+//     each verifies. The send counts as delivered if any copy got a 2xx.
+//   - BadSignature: signed with a wrong key (the secret's bytes
+//     inverted), so verification fails.
+//   - TimestampSkew: webhook-timestamp that far from real time, signed
+//     over the skewed value, so only a receiver's tolerance check fails.
+//   - Delay: the first send waits that long on the merchant's clock,
+//     like a retry: with a frozen clock it goes when the clock is advanced
+//     past it (a test sees it not arrive, advances, and sees it arrive);
+//     with a real clock it is simply late. The journal shows the pending
+//     delivery's next_attempt_at meanwhile.
+//   - Reorder: a reorder window opens for the endpoint, on the merchant's
+//     clock, for Window (default 1 s). Every delivery to that endpoint
+//     whose first send falls due while it is open, faulted or not, is held
+//     in it; when it closes they are sent one after the other, newest
+//     first. Deliveries of one payment to one endpoint still keep their
+//     order: only the first of them is ever due.
+//
+// Each attempt a fault shaped carries a FaultRecord (its rule id and what
+// was done) in the journal. Without Config.Faults, or when no rule
+// matches, delivery is exactly as it was.
+//
+// # Observer
+//
+// Config.Observer hears of every delivery made (EventCreated), every
+// delivery reaching a final state (EventFinished: delivered, failed or
+// interrupted; a Reset or Forget counts the pending deliveries it drops as
+// interrupted), and every send's outcome (WebhookAttempt: delivered,
+// retrying, failed or interrupted). So at any time created = delivered +
+// failed + interrupted + pending.
 package webhooks
 
 import (
@@ -72,7 +144,49 @@ type Config struct {
 	// Receivers check that header against their own clock, so it is never
 	// the merchant clock, which may be frozen or far ahead.
 	Now func() time.Time
+	// Endpoints, when set, names at each Publish every endpoint the event
+	// goes to (*paymock.Merchants implements it). nil: m.Webhooks, or
+	// DefaultEndpoints when m has none.
+	Endpoints Endpoints
+	// Faults shapes deliveries on purpose (see the package doc). nil: none.
+	Faults Faults
+	// Observer hears of deliveries and attempts. nil: none.
+	Observer Observer
+	// IDs makes the ids of test events. Default: unguessable ids from
+	// crypto/rand.
+	IDs *paymock.IDs
 }
+
+// Endpoints tells which endpoints receive a merchant's events now: its
+// configured or default endpoints and those added at run time, enabled
+// ones only, each with its ID. It must be safe for concurrent use.
+type Endpoints interface {
+	Deliverable(merchantID string) []paymock.WebhookEndpoint
+}
+
+// Observer is told what happens to deliveries, for metrics. Its methods are
+// called synchronously, sometimes while the Dispatcher holds its lock: they
+// must be quick, safe for concurrent use, and must not call the Dispatcher.
+// (*metrics.Metrics implements it.)
+type Observer interface {
+	// WebhookAttempt is called once per send of a delivery, with
+	// "delivered" (a 2xx), "retrying" (failed, another attempt is
+	// scheduled), "failed" (failed for good) or "interrupted" (cut short
+	// by Close, Reset or Forget). A duplicated send counts once.
+	WebhookAttempt(outcome string)
+	// EventCreated is called for each delivery made: one per event,
+	// endpoint and round.
+	EventCreated()
+	// EventFinished is called once for each delivery made, when it reaches
+	// "delivered", "failed" or "interrupted".
+	EventFinished(state string)
+}
+
+type noObserver struct{}
+
+func (noObserver) WebhookAttempt(string) {}
+func (noObserver) EventCreated()         {}
+func (noObserver) EventFinished(string)  {}
 
 // DefaultRetry is the delay schedule used when Config.Retry is nil.
 func DefaultRetry() []time.Duration {
@@ -107,6 +221,10 @@ type Dispatcher struct {
 	maxEvents int // per merchant journal
 	client    *http.Client
 	now       func() time.Time
+	endpoints Endpoints
+	faults    Faults
+	obs       Observer
+	ids       *paymock.IDs
 
 	queue      chan job
 	stop       chan struct{}   // closed when Close begins
@@ -124,6 +242,7 @@ type Dispatcher struct {
 	merchants map[string]*merchantState
 	started   bool
 	closed    bool
+	seq       uint64 // deliveries made so far: orders them newest first in a reorder window
 }
 
 // job is one attempt of one delivery, waiting for a worker. Each job holds
@@ -137,6 +256,9 @@ type merchantState struct {
 	busy int
 	idle chan struct{} // closed when busy drops to 0
 	j    *journal      // replaced by Reset
+	// pending counts the journal's deliveries in StatePending: queued, in
+	// flight, waiting for a retry, a delay or a window, or waiting in line.
+	pending int
 }
 
 // journal is a merchant's events in publish order, and the chains that keep
@@ -147,6 +269,8 @@ type journal struct {
 	// chains: per payment id and endpoint URL, the unfinished deliveries in
 	// order. Only the head is ever queued, in flight or scheduled.
 	chains map[string][]*delivery
+	// windows: per endpoint URL, the open reorder window; made on first use.
+	windows map[string]*window
 }
 
 // DefaultMaxEvents is how many events a merchant's journal keeps at least.
@@ -192,6 +316,7 @@ type eventEntry struct {
 	endpoints  []endpointSlot // as at Publish; Redeliver uses them again
 	deliveries []*delivery
 	rounds     int
+	oneShot    bool // a test event: one attempt per delivery, no retries
 }
 
 type endpointSlot struct {
@@ -208,11 +333,17 @@ type delivery struct {
 	state    State
 	err      string
 	attempts []attempt
-	waiting  bool      // a retry is scheduled
+	sends    int       // sends made; a duplicated send is one
+	waiting  bool      // a retry, a delay or a reorder window will bring it back
 	nextAt   time.Time // when, on the merchant clock
 	// attempted is closed when the next attempt has been recorded or the
 	// delivery ends; retryDue waits on it.
 	attempted chan struct{}
+
+	seq uint64 // order made, across the dispatcher
+	// hold is what faults do to it; nil until a fault or a reorder window
+	// concerns it, so a plain delivery pays one pointer.
+	hold *hold
 }
 
 // New checks cfg and returns a Dispatcher. Default endpoints must have an
@@ -228,6 +359,10 @@ func New(cfg Config) (*Dispatcher, error) {
 		workers:   cfg.Workers,
 		client:    cfg.Client,
 		now:       cfg.Now,
+		endpoints: cfg.Endpoints,
+		faults:    cfg.Faults,
+		obs:       cfg.Observer,
+		ids:       cfg.IDs,
 		merchants: make(map[string]*merchantState),
 		stop:      make(chan struct{}),
 		closeDone: make(chan struct{}),
@@ -293,6 +428,12 @@ func New(cfg Config) (*Dispatcher, error) {
 	if d.now == nil {
 		d.now = time.Now
 	}
+	if d.obs == nil {
+		d.obs = noObserver{}
+	}
+	if d.ids == nil {
+		d.ids = paymock.NewIDs(nil)
+	}
 	d.queue = make(chan job, size)
 	d.base, d.cancelBase = context.WithCancel(context.Background())
 	return d, nil
@@ -328,9 +469,10 @@ func (d *Dispatcher) startLocked() {
 }
 
 // Publish records ev in m's journal and queues one delivery per endpoint:
-// m.Webhooks, or the default endpoints when m has none. With no endpoint
-// the event is still recorded, with no deliveries. An invalid merchant
-// endpoint gives a delivery that fails at once, with the reason.
+// those Config.Endpoints names, or without it m.Webhooks, or the default
+// endpoints when m has none. With no endpoint the event is still
+// recorded, with no deliveries. An invalid merchant endpoint gives a
+// delivery that fails at once, with the reason.
 //
 // When the queue is full Publish waits for room until ctx is done; the
 // deliveries it could not queue are then recorded as interrupted and the
@@ -351,20 +493,8 @@ func (d *Dispatcher) Publish(ctx context.Context, m *paymock.Merchant, ev paymoc
 	ev.MerchantID = m.ID
 	ev.Body = bytes.Clone(ev.Body)
 
-	var slots []endpointSlot
-	if len(m.Webhooks) > 0 {
-		for _, w := range m.Webhooks {
-			ep, err := parseEndpoint(w)
-			if err != nil {
-				d.log.WarnContext(ctx, "webhook endpoint invalid: its deliveries fail", "merchant", m.ID, "event", ev.ID, "error", err)
-			}
-			slots = append(slots, endpointSlot{ep: ep, err: err})
-		}
-	} else {
-		for _, ep := range d.defaults {
-			slots = append(slots, endpointSlot{ep: ep})
-		}
-	}
+	slots := d.slotsFor(ctx, m, ev.ID)
+	faults, now := d.matchFaults(m.ID, ev.Type, slots)
 
 	d.mu.Lock()
 	ms := d.merchantLocked(m.ID)
@@ -378,31 +508,76 @@ func (d *Dispatcher) Publish(ctx context.Context, m *paymock.Merchant, ev paymoc
 	ms.j.trimLocked(d.maxEvents)
 	closed := d.closed
 	d.startLocked()
-	jobs := d.newRoundLocked(ms, entry)
+	next := d.newRoundLocked(ms, entry, faults, now)
 	d.mu.Unlock()
 
 	d.log.DebugContext(ctx, "webhook event published", "merchant", m.ID, "event", ev.ID, "type", ev.Type,
 		"payment", ev.Payment.ID, "endpoints", len(slots))
+	d.schedule(ms.id, next.timers)
 	if closed {
 		return ErrClosed
 	}
-	return d.sendWaiting(ctx, jobs)
+	return d.sendWaiting(ctx, next.jobs)
+}
+
+// slotsFor checks the endpoints an event of m goes to now.
+func (d *Dispatcher) slotsFor(ctx context.Context, m *paymock.Merchant, eventID string) []endpointSlot {
+	var eps []paymock.WebhookEndpoint
+	switch {
+	case d.endpoints != nil:
+		eps = d.endpoints.Deliverable(m.ID)
+	case len(m.Webhooks) > 0:
+		eps = m.Webhooks
+	default:
+		slots := make([]endpointSlot, 0, len(d.defaults))
+		for _, ep := range d.defaults {
+			slots = append(slots, endpointSlot{ep: ep})
+		}
+		return slots
+	}
+	slots := make([]endpointSlot, 0, len(eps))
+	for _, w := range eps {
+		ep, err := parseEndpoint(w)
+		if err != nil {
+			d.log.WarnContext(ctx, "webhook endpoint invalid: its deliveries fail", "merchant", m.ID, "event", eventID,
+				"endpoint", w.ID, "error", err)
+		}
+		slots = append(slots, endpointSlot{ep: ep, err: err})
+	}
+	return slots
 }
 
 // Redeliver starts a new delivery round of an event: one delivery per
 // endpoint it was published to, same event id and body. Each new delivery
 // keeps its place in line: it waits behind any unfinished delivery of the
-// same payment to the same endpoint. It returns the event's record once
-// the round is queued. An unknown event, or another merchant's, is an
-// error wrapping paymock.ErrNotFound. A full queue is handled as in
-// Publish.
+// same payment to the same endpoint. Faults are asked again for the new
+// deliveries. It returns the event's record once the round is queued. An
+// unknown event, or another merchant's, is an error wrapping
+// paymock.ErrNotFound. A full queue is handled as in Publish.
 func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) (EventRecord, error) {
-	d.mu.Lock()
-	ms := d.merchants[merchantID]
-	var entry *eventEntry
-	if ms != nil {
-		entry = ms.j.byID[eventID]
+	var (
+		faults []*Fault
+		now    time.Time
+		asked  *eventEntry
+	)
+	if d.faults != nil {
+		// Asked outside the lock, so that the rule book's lock is never
+		// taken under the dispatcher's.
+		d.mu.Lock()
+		asked = d.entryLocked(merchantID, eventID)
+		var typ paymock.EventType
+		var slots []endpointSlot
+		if asked != nil {
+			typ, slots = asked.ev.Type, asked.endpoints
+		}
+		d.mu.Unlock()
+		if asked != nil {
+			faults, now = d.matchFaults(merchantID, typ, slots)
+		}
 	}
+
+	d.mu.Lock()
+	entry := d.entryLocked(merchantID, eventID)
 	if entry == nil {
 		d.mu.Unlock()
 		return EventRecord{}, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
@@ -411,16 +586,29 @@ func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) 
 		d.mu.Unlock()
 		return EventRecord{}, ErrClosed
 	}
+	if entry != asked {
+		faults = nil // reset and published again in between: the asks were for another event
+	}
 	d.startLocked()
-	jobs := d.newRoundLocked(ms, entry)
+	next := d.newRoundLocked(d.merchants[merchantID], entry, faults, now)
 	d.mu.Unlock()
 
 	d.log.DebugContext(ctx, "webhook event redelivered", "merchant", merchantID, "event", eventID, "round", entry.rounds)
-	err := d.sendWaiting(ctx, jobs)
+	d.schedule(merchantID, next.timers)
+	err := d.sendWaiting(ctx, next.jobs)
 	d.mu.Lock()
 	rec := recordLocked(entry)
 	d.mu.Unlock()
 	return rec, err
+}
+
+// entryLocked finds one of a merchant's events in its current journal.
+func (d *Dispatcher) entryLocked(merchantID, eventID string) *eventEntry {
+	ms := d.merchants[merchantID]
+	if ms == nil {
+		return nil
+	}
+	return ms.j.byID[eventID]
 }
 
 // Events lists a merchant's events, newest first (publish order), from
@@ -458,15 +646,49 @@ func (d *Dispatcher) Event(merchantID, eventID string) (EventRecord, bool) {
 }
 
 // Reset forgets a merchant's events. Their queued deliveries are dropped
-// without an attempt, and their scheduled retries do nothing when they
-// fire; an attempt already in flight finishes (the receiver may still get
-// it) but is not recorded. Idle still waits for those.
+// without an attempt, and their scheduled retries, delays and reorder
+// windows do nothing when they fire; an attempt already in flight finishes
+// (the receiver may still get it) but is not recorded. Idle still waits
+// for those. The observer counts the dropped pending deliveries as
+// interrupted.
 func (d *Dispatcher) Reset(merchantID string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ms := d.merchants[merchantID]; ms != nil {
-		ms.j = newJournal()
+		d.dropJournalLocked(ms)
 	}
+}
+
+// Forget drops everything the dispatcher holds for a merchant that is gone,
+// as Reset does, and the merchant itself. Call it when Busy says false: an
+// attempt still in flight finishes unrecorded, and Idle no longer waits
+// for it.
+func (d *Dispatcher) Forget(merchantID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ms := d.merchants[merchantID]; ms != nil {
+		d.dropJournalLocked(ms)
+		delete(d.merchants, merchantID)
+	}
+}
+
+func (d *Dispatcher) dropJournalLocked(ms *merchantState) {
+	for range ms.pending {
+		d.obs.EventFinished(string(StateInterrupted))
+	}
+	ms.pending = 0
+	ms.j = newJournal()
+}
+
+// Busy reports whether the merchant has any delivery still to make: queued,
+// in flight, waiting for a retry, a fault's delay or a reorder window, or
+// waiting in line behind one that is. A merchant that is not busy can be
+// forgotten without losing a delivery.
+func (d *Dispatcher) Busy(merchantID string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ms := d.merchants[merchantID]
+	return ms != nil && (ms.busy > 0 || ms.pending > 0)
 }
 
 // Idle waits until none of the merchant's deliveries is queued or in
@@ -542,10 +764,10 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 					continue
 				}
 				msg := msgClosedQueued
-				if del.waiting {
+				if del.waiting && del.sends > 0 {
 					msg = msgClosedRetry
 				}
-				del.state, del.err, del.waiting, del.nextAt = StateInterrupted, msg, false, time.Time{}
+				d.finalLocked(del, StateInterrupted, msg)
 				interrupted++
 			}
 		}
@@ -587,45 +809,110 @@ func releaseLocked(ms *merchantState) {
 
 func droppedLocked(del *delivery) bool { return del.entry.j != del.ms.j }
 
-// newRoundLocked adds one delivery per endpoint to entry and returns the
-// jobs of those that head their chain: the caller must send them.
-func (d *Dispatcher) newRoundLocked(ms *merchantState, entry *eventEntry) []job {
+// followUp is what must happen once d.mu is released: jobs to queue (each
+// holding a busy token already) and timers to register with the scheduler.
+type followUp struct {
+	jobs   []job
+	timers []timer
+}
+
+type timer struct {
+	at time.Time // merchant clock
+	fn func()
+}
+
+func (f *followUp) add(g followUp) {
+	if f.jobs == nil {
+		f.jobs = g.jobs // the usual case: no copy, no allocation
+	} else {
+		f.jobs = append(f.jobs, g.jobs...)
+	}
+	f.timers = append(f.timers, g.timers...)
+}
+
+// schedule registers timers with the scheduler; the caller holds no lock.
+func (d *Dispatcher) schedule(merchantID string, timers []timer) {
+	for _, t := range timers {
+		d.sched.At(merchantID, t.at, t.fn)
+	}
+}
+
+// newRoundLocked adds one delivery per endpoint to entry, with the faults
+// matched for them (nil: none), and returns what the caller must do for
+// those that head their chain. now is the merchant clock, read when faults
+// is not nil.
+func (d *Dispatcher) newRoundLocked(ms *merchantState, entry *eventEntry, faults []*Fault, now time.Time) followUp {
 	entry.rounds++
-	var jobs []job
-	for _, slot := range entry.endpoints {
-		del := &delivery{ms: ms, entry: entry, round: entry.rounds, ep: slot.ep, state: StatePending}
+	var f followUp
+	for i, slot := range entry.endpoints {
+		d.seq++
+		del := &delivery{ms: ms, entry: entry, round: entry.rounds, ep: slot.ep, state: StatePending, seq: d.seq}
+		if faults != nil && faults[i] != nil {
+			del.hold = &hold{fault: faults[i]}
+		}
 		entry.deliveries = append(entry.deliveries, del)
+		ms.pending++
+		d.obs.EventCreated()
 		switch {
 		case slot.err != nil:
-			del.state, del.err = StateFailed, slot.err.Error()
+			d.finalLocked(del, StateFailed, slot.err.Error())
 		case d.closed:
-			del.state, del.err = StateInterrupted, msgClosedQueued
+			d.finalLocked(del, StateInterrupted, msgClosedQueued)
+		case entry.ev.Payment.ID == "":
+			// A test event: no payment whose events must keep their order.
+			f.add(d.dueLocked(del, now))
 		default:
 			del.chain = entry.ev.Payment.ID + "\x00" + slot.ep.url
 			c := append(ms.j.chains[del.chain], del)
 			ms.j.chains[del.chain] = c
 			if len(c) == 1 {
-				d.acquireLocked(ms)
-				jobs = append(jobs, job{del})
+				f.add(d.dueLocked(del, now))
 			}
 		}
 	}
-	return jobs
+	return f
 }
 
-// finishLocked puts del in a final state and starts the next delivery of
-// its chain, whose job it returns for sendInternal. After Close began, the
-// rest of the chain is interrupted instead.
-func (d *Dispatcher) finishLocked(del *delivery, st State, msg string) []job {
+// dueLocked is called when del's first send falls due (it heads its chain
+// and nothing holds it any more): it queues the send, or lets a fault's
+// delay or a reorder window hold it. Without faults it only queues.
+func (d *Dispatcher) dueLocked(del *delivery, now time.Time) followUp {
+	if d.faults != nil && del.sends == 0 {
+		if f, held := d.holdLocked(del, now); held {
+			return f
+		}
+	}
+	d.acquireLocked(del.ms)
+	return followUp{jobs: []job{{del}}}
+}
+
+// finalLocked puts a delivery in a final state and keeps the merchant's
+// pending count and the observer up to date.
+func (d *Dispatcher) finalLocked(del *delivery, st State, msg string) {
+	was := del.state
+	del.state, del.err, del.waiting, del.nextAt = st, msg, false, time.Time{}
+	if del.hold != nil {
+		del.hold.window = nil
+	}
+	if was == StatePending && !droppedLocked(del) {
+		del.ms.pending--
+		d.obs.EventFinished(string(st))
+	}
+}
+
+// finishLocked puts del in a final state and makes the next delivery of
+// its chain due, returning what the caller must do for it. After Close
+// began, the rest of the chain is interrupted instead. now is the merchant
+// clock, read when faults are configured.
+func (d *Dispatcher) finishLocked(del *delivery, st State, msg string, now time.Time) followUp {
 	for {
-		del.state, del.err, del.waiting, del.nextAt = st, msg, false, time.Time{}
+		d.finalLocked(del, st, msg)
 		next := popChainLocked(del)
 		if next == nil {
-			return nil
+			return followUp{}
 		}
 		if !d.closed {
-			d.acquireLocked(next.ms)
-			return []job{{next}}
+			return d.dueLocked(next, now)
 		}
 		del, st, msg = next, StateInterrupted, msgClosedQueued
 	}
@@ -654,15 +941,36 @@ func popChainLocked(del *delivery) *delivery {
 
 // end finishes a job that will not be attempted and gives back its token.
 func (d *Dispatcher) end(j job, st State, msg string) {
+	now := d.faultClock(j.del.ms.id)
 	d.mu.Lock()
 	signalAttempted(j.del)
-	var next []job
+	var next followUp
 	if !droppedLocked(j.del) {
-		next = d.finishLocked(j.del, st, msg)
+		next = d.finishLocked(j.del, st, msg, now)
 	}
-	releaseLocked(j.del.ms)
-	d.mu.Unlock()
-	d.sendInternal(next)
+	if len(next.timers) == 0 {
+		releaseLocked(j.del.ms)
+		d.mu.Unlock()
+	} else {
+		// The token is kept until the timers are registered, so that Idle
+		// returning means the scheduler knows about them.
+		d.mu.Unlock()
+		d.schedule(j.del.ms.id, next.timers)
+		d.mu.Lock()
+		releaseLocked(j.del.ms)
+		d.mu.Unlock()
+	}
+	d.sendInternal(next.jobs)
+}
+
+// faultClock reads the merchant clock when faults may need it (a delay or
+// a reorder window is timed from it), and returns the zero time otherwise.
+// It is read before d.mu is taken: the clock must never be asked under it.
+func (d *Dispatcher) faultClock(merchantID string) time.Time {
+	if d.faults == nil {
+		return time.Time{}
+	}
+	return d.clock.Now(merchantID)
 }
 
 // sendWaiting queues jobs for Publish and Redeliver: it waits for room
@@ -727,7 +1035,8 @@ func (d *Dispatcher) work() {
 	}
 }
 
-// run makes one attempt of a delivery and decides what comes next.
+// run makes one send of a delivery (several POSTs when a fault duplicates
+// it) and decides what comes next.
 func (d *Dispatcher) run(j job) {
 	del, ms := j.del, j.del.ms
 	// Last of all, once any next retry is registered with the scheduler.
@@ -743,54 +1052,85 @@ func (d *Dispatcher) run(j job) {
 		return
 	}
 	if d.closed {
-		next := d.finishLocked(del, StateInterrupted, msgClosedQueued)
+		next := d.finishLocked(del, StateInterrupted, msgClosedQueued, time.Time{})
 		releaseLocked(ms)
 		d.mu.Unlock()
-		d.sendInternal(next)
+		d.sendInternal(next.jobs)
 		return
 	}
-	n := len(del.attempts) + 1
+	n := del.sends + 1
 	ev, ep := del.entry.ev, del.ep
+	sh := shapeLocked(del)
 	d.mu.Unlock()
 
 	at := d.clock.Now(ms.id)
-	start := time.Now()
-	status, errMsg, interrupted := d.post(ep, ev)
-	dur := time.Since(start)
+	var (
+		status      int
+		errMsg      string
+		interrupted bool
+		dur         time.Duration
+		shaped      []attempt // the copies of a shaped send; nil for a plain one
+	)
+	if sh == nil {
+		start := time.Now()
+		status, errMsg, interrupted = d.post(ep, ev, nil)
+		dur = time.Since(start)
+	} else {
+		status, errMsg, interrupted, shaped = d.postShaped(ep, ev, sh, n, at)
+		dur = shaped[len(shaped)-1].dur
+	}
 
 	log := d.log.With("merchant", ms.id, "event", ev.ID, "url", ep.display, "attempt", n)
+	now := d.faultClock(ms.id)
 	d.mu.Lock()
 	if droppedLocked(del) {
+		d.obs.WebhookAttempt(string(StateInterrupted))
 		releaseLocked(ms)
 		d.mu.Unlock()
 		log.Debug("webhook attempt of a reset event", "status", status, "error", errMsg)
 		return
 	}
-	del.attempts = append(del.attempts, attempt{n: n, at: at, status: status, err: errMsg, dur: dur})
-	var next []job
+	if shaped == nil {
+		del.attempts = append(del.attempts, attempt{n: n, at: at, status: status, err: errMsg, dur: dur})
+	} else {
+		del.attempts = append(del.attempts, shaped...)
+	}
+	del.sends = n
+	var next followUp
 	var retryIn time.Duration
-	var final string
+	var final, outcome string
 	switch {
 	case interrupted:
-		next = d.finishLocked(del, StateInterrupted, msgClosedInFlight)
+		next = d.finishLocked(del, StateInterrupted, msgClosedInFlight, now)
+		outcome = string(StateInterrupted)
 	case errMsg == "":
-		next = d.finishLocked(del, StateDelivered, "")
+		next = d.finishLocked(del, StateDelivered, "", now)
+		outcome = string(StateDelivered)
 	case status == http.StatusGone:
-		next = d.finishLocked(del, StateFailed, msgGone)
-		final = msgGone
-	case n > len(d.retry):
-		final = fmt.Sprintf("no 2xx answer after %d attempts", n)
-		next = d.finishLocked(del, StateFailed, final)
+		next = d.finishLocked(del, StateFailed, msgGone, now)
+		final, outcome = msgGone, string(StateFailed)
+	case n > d.retriesOf(del):
+		final, outcome = fmt.Sprintf("no 2xx answer after %d attempts", n), string(StateFailed)
+		if n == 1 {
+			final = "no 2xx answer to its single attempt"
+		}
+		next = d.finishLocked(del, StateFailed, final, now)
 	case d.closed:
-		next = d.finishLocked(del, StateInterrupted, msgClosedRetry)
+		next = d.finishLocked(del, StateInterrupted, msgClosedRetry, now)
+		outcome = string(StateInterrupted)
 	default:
 		// Measured from the attempt's start on the merchant clock, so the
 		// schedule does not drift with how long attempts take, nor with a
 		// clock advanced while an attempt was in flight.
 		retryIn = d.retry[n-1]
 		del.waiting, del.nextAt = true, at.Add(retryIn)
+		outcome = "retrying"
 	}
-	if retryIn == 0 {
+	d.obs.WebhookAttempt(outcome)
+	// The token is kept until any retry or timer is registered, so that
+	// Idle returning means the scheduler knows about it.
+	keep := retryIn > 0 || len(next.timers) > 0
+	if !keep {
 		releaseLocked(ms)
 	}
 	d.mu.Unlock()
@@ -799,36 +1139,66 @@ func (d *Dispatcher) run(j job) {
 	if final != "" {
 		log.Warn("webhook delivery failed", "reason", final, "last_error", errMsg)
 	}
-	if retryIn > 0 {
-		// The token is kept until the retry is registered, so that Idle
-		// returning means the scheduler knows about it.
-		d.sched.At(ms.id, at.Add(retryIn), func() { d.retryDue(del) })
+	if keep {
+		if retryIn > 0 {
+			d.sched.At(ms.id, at.Add(retryIn), func() { d.retryDue(del) })
+		}
+		d.schedule(ms.id, next.timers)
 		d.mu.Lock()
 		releaseLocked(ms)
 		d.mu.Unlock()
 	}
-	d.sendInternal(next)
+	d.sendInternal(next.jobs)
 }
 
-// retryDue queues the next attempt of a delivery whose retry fell due and
-// waits until it has been made (or the dispatcher stops), so that an
-// advancing clock sees each retry's outcome before the next one is due.
+// retriesOf is how many retries a delivery may have.
+func (d *Dispatcher) retriesOf(del *delivery) int {
+	if del.entry.oneShot {
+		return 0
+	}
+	return len(d.retry)
+}
+
+// retryDue queues the next send of a delivery whose retry, or whose
+// fault's delay, fell due, and waits until it has been made (or the
+// dispatcher stops), so that an advancing clock sees each send's outcome
+// before the next one is due.
 func (d *Dispatcher) retryDue(del *delivery) {
+	now := d.faultClock(del.ms.id)
 	d.mu.Lock()
-	if d.closed || droppedLocked(del) || !del.waiting || del.state != StatePending {
+	if d.closed || droppedLocked(del) || !del.waiting || del.state != StatePending || del.hold != nil && del.hold.window != nil {
 		d.mu.Unlock()
 		return
 	}
 	del.waiting, del.nextAt = false, time.Time{}
-	done := make(chan struct{})
-	del.attempted = done
-	d.acquireLocked(del.ms)
+	var next followUp
+	if del.sends == 0 {
+		next = d.dueLocked(del, now) // a delay served: a reorder window may still hold it
+	} else {
+		d.acquireLocked(del.ms)
+		next.jobs = []job{{del}}
+	}
 	d.mu.Unlock()
-	d.sendInternal([]job{{del}})
+	d.schedule(del.ms.id, next.timers)
+	d.sendAndWait(next.jobs)
+}
+
+// sendAndWait queues jobs (at most one, whose token is held) and waits until
+// it has been attempted, the dispatcher stops, or long enough that the job
+// must have been lost to a reset.
+func (d *Dispatcher) sendAndWait(jobs []job) {
+	if len(jobs) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	d.mu.Lock()
+	jobs[0].del.attempted = done
+	d.mu.Unlock()
+	d.sendInternal(jobs)
 	select {
 	case <-done:
 	case <-d.stop:
-	case <-time.After(d.timeout + 5*time.Second): // a job lost to a reset
+	case <-time.After(d.timeout + 5*time.Second):
 	}
 }
 
@@ -840,13 +1210,21 @@ func signalAttempted(del *delivery) {
 	}
 }
 
-// post makes one signed POST. It returns the status code (0 without an
-// answer), an error message ("" on a 2xx), and whether Close cut the
-// attempt short.
-func (d *Dispatcher) post(ep endpoint, ev paymock.Event) (int, string, bool) {
+// post makes one signed POST, shaped by sh when it is not nil. It returns
+// the status code (0 without an answer), an error message ("" on a 2xx),
+// and whether Close cut the attempt short.
+func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape) (int, string, bool) {
 	ctx, cancel := context.WithTimeout(d.base, d.timeout)
 	defer cancel()
-	ts := d.now().Unix()
+	now := d.now()
+	key := ep.key
+	if sh != nil {
+		now = now.Add(sh.skew)
+		if sh.badSignature {
+			key = wrongKey(key)
+		}
+	}
+	ts := now.Unix()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(ev.Body))
 	if err != nil {
 		return 0, "request not built: " + err.Error(), false
@@ -855,7 +1233,7 @@ func (d *Dispatcher) post(ep endpoint, ev paymock.Event) (int, string, bool) {
 	req.Header.Set("User-Agent", UserAgent)
 	req.Header.Set(HeaderID, ev.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, signKey(ep.key, ev.ID, ts, ev.Body))
+	req.Header.Set(HeaderSignature, signKey(key, ev.ID, ts, ev.Body))
 	resp, err := d.client.Do(req)
 	if err != nil {
 		switch {

@@ -1,0 +1,328 @@
+// Tests of webhook faults as a receiver sees them, verified with the
+// Standard Webhooks reference library, and as the journal shows them.
+
+package webhooks
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/paymock/paymock"
+)
+
+// scriptedFaults answers the n-th ask (from 1) with plan(n, eventType) and
+// remembers every ask.
+type scriptedFaults struct {
+	plan func(n int, t paymock.EventType) (Fault, bool)
+
+	mu   sync.Mutex
+	asks []string // merchant/eventType, in order
+}
+
+func (f *scriptedFaults) WebhookFault(merchantID string, t paymock.EventType) (Fault, bool) {
+	f.mu.Lock()
+	f.asks = append(f.asks, merchantID+"/"+string(t))
+	n := len(f.asks)
+	f.mu.Unlock()
+	return f.plan(n, t)
+}
+
+func (f *scriptedFaults) asked() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.asks)
+}
+
+// firstAsk shapes the first delivery made with fault and no other.
+func firstAsk(fault Fault) *scriptedFaults {
+	return &scriptedFaults{plan: func(n int, _ paymock.EventType) (Fault, bool) { return fault, n == 1 }}
+}
+
+func TestFaults_DuplicateSendsCopiesWithOneIDThatEachVerify(t *testing.T) {
+	rcv := newReceiver(t, func(_ hit, n int) int {
+		if n == 1 {
+			return http.StatusInternalServerError // a receiver that chokes on the first copy
+		}
+		return http.StatusOK
+	})
+	clock := newFakeClock()
+	d := newDispatcher(t, clock, Config{Faults: firstAsk(Fault{RuleID: "flt_dup", Duplicate: 3})})
+	m := merchant("acme", rcv.endpoint())
+	publish(t, d, m, event(t, "acme", "evt_dup", "pay_1"))
+	publish(t, d, m, event(t, "acme", "evt_plain", "pay_2"))
+	idle(t, d, "acme")
+
+	hits := rcv.got(t) // fails the test on any copy that does not verify
+	var dup []hit
+	for _, h := range hits {
+		if h.id == "evt_dup" {
+			dup = append(dup, h)
+		}
+	}
+	if len(dup) != 3 || len(hits) != 4 {
+		t.Fatalf("receiver got %v, want evt_dup three times and evt_plain once", ids(hits))
+	}
+	if dup[0].header.Get(HeaderSignature) == "" || !slices.EqualFunc(dup[1:], dup[:2], func(a, b hit) bool { return string(a.body) == string(b.body) }) {
+		t.Error("the copies do not carry the same body")
+	}
+
+	del := only(t, record(t, d, "acme", "evt_dup"))
+	if del.State != StateDelivered || len(del.Attempts) != 3 {
+		t.Fatalf("delivery = %+v, want delivered with one record per copy", del)
+	}
+	for i, a := range del.Attempts {
+		f := a.Fault
+		if a.Attempt != 1 || f == nil || f.RuleID != "flt_dup" || f.Duplicate != 3 || f.Copy != i+1 || !strings.Contains(f.Effect, "same webhook-id") {
+			t.Errorf("copy %d = %+v (fault %+v), want attempt 1, copy %d of 3 by flt_dup", i+1, a, f, i+1)
+		}
+	}
+	if del.Attempts[0].StatusCode != 500 || del.Attempts[1].StatusCode != 200 {
+		t.Errorf("copies answered %d, %d: want the receiver's 500 then 200", del.Attempts[0].StatusCode, del.Attempts[1].StatusCode)
+	}
+	if plain := only(t, record(t, d, "acme", "evt_plain")); len(plain.Attempts) != 1 || plain.Attempts[0].Fault != nil {
+		t.Errorf("an unmatched delivery = %+v, want one plain attempt", plain)
+	}
+}
+
+func TestFaults_BadSignatureFailsVerificationAndTheRetryIsClean(t *testing.T) {
+	// A careful receiver turns down what does not verify.
+	rcv := newReceiver(t, func(h hit, _ int) int {
+		if h.verifyErr != nil {
+			return http.StatusBadRequest
+		}
+		return http.StatusOK
+	})
+	clock := newFakeClock()
+	d := newDispatcher(t, clock, Config{Retry: []time.Duration{5 * time.Second},
+		Faults: firstAsk(Fault{RuleID: "flt_sig", BadSignature: true})})
+	publish(t, d, merchant("acme", rcv.endpoint()), event(t, "acme", "evt_sig", "pay_1"))
+	idle(t, d, "acme")
+
+	first := rcv.all()
+	if len(first) != 1 {
+		t.Fatalf("receiver got %d requests, want 1", len(first))
+	}
+	if err := first[0].verifyErr; !errors.Is(err, standardwebhooks.ErrNoMatchingSignature) {
+		t.Errorf("reference library said %v, want ErrNoMatchingSignature", err)
+	}
+	if err := first[0].sigErr; err == nil {
+		t.Error("the bad signature verifies when the timestamp is ignored")
+	}
+	del := only(t, record(t, d, "acme", "evt_sig"))
+	if a := del.Attempts[0]; a.StatusCode != 400 || a.Fault == nil || !a.Fault.BadSignature || a.Fault.RuleID != "flt_sig" {
+		t.Errorf("attempt = %+v (fault %+v), want the receiver's 400 and the bad_signature fault", a, a.Fault)
+	}
+
+	clock.Advance("acme", 5*time.Second)
+	idle(t, d, "acme")
+	all := rcv.all()
+	if len(all) != 2 || all[1].verifyErr != nil {
+		t.Fatalf("retry: %d requests, last verify error %v; want a retry that verifies", len(all), all[len(all)-1].verifyErr)
+	}
+	del = only(t, record(t, d, "acme", "evt_sig"))
+	if del.State != StateDelivered || del.Attempts[1].Fault != nil {
+		t.Errorf("after the retry: %+v, want delivered by a plain second attempt", del)
+	}
+}
+
+func TestFaults_TimestampSkewFailsOnlyTheToleranceCheck(t *testing.T) {
+	rcv := newReceiver(t, func(hit, int) int { return http.StatusOK })
+	clock := newFakeClock()
+	realNow := time.Now()
+	d := newDispatcher(t, clock, Config{Now: func() time.Time { return realNow },
+		Faults: firstAsk(Fault{RuleID: "flt_skew", TimestampSkew: -600 * time.Second})})
+	ev := event(t, "acme", "evt_skew", "pay_1")
+	publish(t, d, merchant("acme", rcv.endpoint()), ev)
+	idle(t, d, "acme")
+
+	hits := rcv.all()
+	if len(hits) != 1 {
+		t.Fatalf("receiver got %d requests, want 1", len(hits))
+	}
+	h := hits[0]
+	if err := h.verifyErr; !errors.Is(err, standardwebhooks.ErrMessageTooOld) {
+		t.Errorf("reference library Verify = %v, want ErrMessageTooOld", err)
+	}
+	if h.sigErr != nil {
+		t.Errorf("the signature over the skewed timestamp does not verify: %v", h.sigErr)
+	}
+	ts, err := strconv.ParseInt(h.header.Get(HeaderTimestamp), 10, 64)
+	if err != nil || ts != realNow.Unix()-600 {
+		t.Errorf("webhook-timestamp = %q, want %d", h.header.Get(HeaderTimestamp), realNow.Unix()-600)
+	}
+	if want, _ := Sign(testSecret, ev.ID, time.Unix(ts, 0), ev.Body); h.header.Get(HeaderSignature) != want {
+		t.Errorf("signature %q, want the HMAC over the skewed timestamp %q", h.header.Get(HeaderSignature), want)
+	}
+	f := only(t, record(t, d, "acme", ev.ID)).Attempts[0].Fault
+	if f == nil || f.TimestampSkewS != -600 || !strings.Contains(f.Effect, "-600 s") {
+		t.Errorf("attempt fault = %+v, want timestamp_skew_s -600", f)
+	}
+}
+
+func TestFaults_DelayHoldsTheFirstSendOnTheMerchantClock(t *testing.T) {
+	rcv := newReceiver(t, func(_ hit, n int) int {
+		if n == 1 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	clock := newFakeClock()
+	d := newDispatcher(t, clock, Config{Retry: []time.Duration{5 * time.Second},
+		Faults: firstAsk(Fault{RuleID: "flt_late", Delay: 3 * time.Second})})
+	publish(t, d, merchant("acme", rcv.endpoint()), event(t, "acme", "evt_late", "pay_1"))
+	idle(t, d, "acme")
+
+	del := only(t, record(t, d, "acme", "evt_late"))
+	if len(rcv.all()) != 0 || del.State != StatePending || del.NextAttemptAt != paymock.FormatTime(clockStart.Add(3*time.Second)) {
+		t.Fatalf("before the delay: %d requests, delivery %+v; want none, pending until +3s", len(rcv.all()), del)
+	}
+	if !d.Busy("acme") {
+		t.Error("Busy is false while a delayed delivery waits")
+	}
+	clock.Advance("acme", 2*time.Second)
+	idle(t, d, "acme")
+	if n := len(rcv.all()); n != 0 {
+		t.Fatalf("%d requests 2 s in, want none before the 3 s delay", n)
+	}
+	clock.Advance("acme", time.Second)
+	idle(t, d, "acme")
+	if n := len(rcv.got(t)); n != 1 {
+		t.Fatalf("%d requests once the delay is over, want 1", n)
+	}
+	del = only(t, record(t, d, "acme", "evt_late"))
+	a := del.Attempts[0]
+	if a.At != paymock.FormatTime(clockStart.Add(3*time.Second)) || a.Fault == nil || a.Fault.DelayMS != 3000 {
+		t.Errorf("attempt = %+v (fault %+v), want it at +3s shaped by a 3000 ms delay", a, a.Fault)
+	}
+	// The retry is measured from the delayed attempt, and is not delayed.
+	if del.NextAttemptAt != paymock.FormatTime(clockStart.Add(8*time.Second)) {
+		t.Errorf("next attempt at %s, want +8s", del.NextAttemptAt)
+	}
+	clock.Advance("acme", 5*time.Second)
+	idle(t, d, "acme")
+	del = only(t, record(t, d, "acme", "evt_late"))
+	if del.State != StateDelivered || del.Attempts[1].Fault != nil {
+		t.Errorf("after the retry: %+v, want delivered by a plain attempt", del)
+	}
+}
+
+func TestFaults_ReorderSendsDeliveriesDueTogetherNewestFirst(t *testing.T) {
+	rcv := newReceiver(t, nil)
+	clock := newFakeClock()
+	// Many workers: the order must not depend on which one is free.
+	d := newDispatcher(t, clock, Config{Workers: 8,
+		Faults: firstAsk(Fault{RuleID: "flt_order", Reorder: true})}) // default window, 1 s
+	m := merchant("acme", rcv.endpoint())
+	publish(t, d, m, event(t, "acme", "evt_a", "pay_a")) // opens the window
+	publish(t, d, m, event(t, "acme", "evt_b", "pay_b"))
+	publish(t, d, m, event(t, "acme", "evt_a2", "pay_a")) // waits behind evt_a: one payment keeps its order
+	publish(t, d, m, event(t, "acme", "evt_c", "pay_c"))
+	idle(t, d, "acme")
+	if n := len(rcv.all()); n != 0 {
+		t.Fatalf("%d requests while the window is open, want none", n)
+	}
+	if del := only(t, record(t, d, "acme", "evt_b")); del.NextAttemptAt != paymock.FormatTime(clockStart.Add(time.Second)) {
+		t.Errorf("held delivery = %+v, want its next attempt when the window closes", del)
+	}
+	clock.Advance("acme", 500*time.Millisecond)
+	idle(t, d, "acme")
+	if n := len(rcv.all()); n != 0 {
+		t.Fatalf("%d requests half way through the window, want none", n)
+	}
+	clock.Advance("acme", 500*time.Millisecond)
+	idle(t, d, "acme")
+
+	if got, want := ids(rcv.got(t)), []string{"evt_c", "evt_b", "evt_a", "evt_a2"}; !slices.Equal(got, want) {
+		t.Errorf("arrival order %v, want %v", got, want)
+	}
+	for i, id := range []string{"evt_c", "evt_b", "evt_a"} {
+		a := only(t, record(t, d, "acme", id)).Attempts[0]
+		if f := a.Fault; f == nil || f.RuleID != "flt_order" || !f.Reorder || f.WindowMS != 1000 || f.Sent != i+1 || f.Held != 3 {
+			t.Errorf("%s attempt fault = %+v, want flt_order, sent %d of 3", id, f, i+1)
+		}
+	}
+	if a := only(t, record(t, d, "acme", "evt_a2")).Attempts[0]; a.Fault != nil {
+		t.Errorf("evt_a2 was not in the window but shows fault %+v", a.Fault)
+	}
+
+	// Once the window has closed, deliveries go at once.
+	publish(t, d, m, event(t, "acme", "evt_d", "pay_d"))
+	idle(t, d, "acme")
+	if got := ids(rcv.got(t)); got[len(got)-1] != "evt_d" {
+		t.Errorf("after the window: %v, want evt_d delivered at once", got)
+	}
+}
+
+func TestFaults_AskedOncePerDeliveryInTheOrderDeliveriesAreMade(t *testing.T) {
+	failing := newReceiver(t, func(hit, int) int { return http.StatusInternalServerError })
+	ok := newReceiver(t, nil)
+	faults := &scriptedFaults{plan: func(int, paymock.EventType) (Fault, bool) { return Fault{}, false }}
+	clock := newFakeClock()
+	d := newDispatcher(t, clock, Config{Retry: []time.Duration{time.Second, time.Second}, Faults: faults})
+	bad := paymock.WebhookEndpoint{URL: "ftp://nowhere", Secret: testSecret} // invalid: never asked about
+	m := merchant("acme", failing.endpoint(), bad, ok.endpoint())
+	publish(t, d, m, event(t, "acme", "evt_1", "pay_1"))
+	idle(t, d, "acme")
+	clock.Advance("acme", 2*time.Second) // both retries of the failing endpoint
+	idle(t, d, "acme")
+	if got := faults.asked(); !slices.Equal(got, []string{"acme/payment.completed", "acme/payment.completed"}) {
+		t.Errorf("asks after publish and retries = %v, want one per valid endpoint", got)
+	}
+	if _, err := d.Redeliver(t.Context(), "acme", "evt_1"); err != nil {
+		t.Fatal(err)
+	}
+	idle(t, d, "acme")
+	if n := len(faults.asked()); n != 4 {
+		t.Errorf("%d asks after a redelivery, want 4: a new round asks again", n)
+	}
+	if n := len(failing.got(t)); n != 4 {
+		t.Errorf("failing endpoint got %d requests, want 3 attempts then 1 of the new round", n)
+	}
+}
+
+func TestFaults_UnmatchedDeliveryIsExactlyAsWithoutFaults(t *testing.T) {
+	never := &scriptedFaults{plan: func(int, paymock.EventType) (Fault, bool) { return Fault{}, false }}
+	noEffect := &scriptedFaults{plan: func(int, paymock.EventType) (Fault, bool) { return Fault{RuleID: "flt_none"}, true }}
+	for _, tc := range []struct {
+		name   string
+		faults Faults
+	}{{"no faults configured", nil}, {"no rule matches", never}, {"a match with no effect", noEffect}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rcv := newReceiver(t, func(_ hit, n int) int {
+				if n == 1 {
+					return http.StatusInternalServerError
+				}
+				return http.StatusOK
+			})
+			clock := newFakeClock()
+			d := newDispatcher(t, clock, Config{Retry: []time.Duration{5 * time.Second}, Faults: tc.faults})
+			publish(t, d, merchant("acme", rcv.endpoint()), event(t, "acme", "evt_1", "pay_1"))
+			idle(t, d, "acme")
+			clock.Advance("acme", 5*time.Second)
+			idle(t, d, "acme")
+			if got := ids(rcv.got(t)); !slices.Equal(got, []string{"evt_1", "evt_1"}) {
+				t.Errorf("receiver got %v, want evt_1 twice", got)
+			}
+			b, err := json.Marshal(record(t, d, "acme", "evt_1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), `"fault"`) {
+				t.Errorf("record shows a fault: %s", b)
+			}
+			del := only(t, record(t, d, "acme", "evt_1"))
+			if del.State != StateDelivered || len(del.Attempts) != 2 || del.Attempts[1].At != paymock.FormatTime(clockStart.Add(5*time.Second)) {
+				t.Errorf("delivery = %+v, want delivered by the retry at +5s", del)
+			}
+		})
+	}
+}
