@@ -4,9 +4,12 @@
 package webhooks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +44,11 @@ func (f *scriptedFaults) asked() []string {
 	defer f.mu.Unlock()
 	return slices.Clone(f.asks)
 }
+
+// neverFaults is a rule book with no rule for any delivery.
+type neverFaults struct{}
+
+func (neverFaults) WebhookFault(string, paymock.EventType) (Fault, bool) { return Fault{}, false }
 
 // firstAsk shapes the first delivery made with fault and no other.
 func firstAsk(fault Fault) *scriptedFaults {
@@ -325,4 +333,33 @@ func TestFaults_UnmatchedDeliveryIsExactlyAsWithoutFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkDeliver_FaultsAskedNoneMatch is BenchmarkDeliver with a rule
+// book that is asked about every delivery and never matches, and an
+// observer: the price every sandbox with fault rules and metrics pays.
+func BenchmarkDeliver_FaultsAskedNoneMatch(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	d := newDispatcher(b, newFakeClock(), Config{Faults: neverFaults{}, Observer: newCountingObserver()})
+	m := merchant("acme", paymock.WebhookEndpoint{URL: srv.URL, Secret: testSecret})
+	evs := make([]paymock.Event, b.N)
+	for i := range evs {
+		evs[i] = event(b, "acme", fmt.Sprintf("evt_%d", i), fmt.Sprintf("pay_%d", i))
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for _, ev := range evs {
+		if err := d.Publish(ctx, m, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := d.Idle(ctx, "acme"); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
 }

@@ -692,8 +692,9 @@ func (d *Dispatcher) Busy(merchantID string) bool {
 }
 
 // Idle waits until none of the merchant's deliveries is queued or in
-// flight, or ctx is done. Deliveries waiting for a scheduled retry, or
-// waiting behind one that is, do not count.
+// flight, or ctx is done. Deliveries waiting for a scheduled retry, a
+// fault's delay or a reorder window, or waiting behind one that is, do not
+// count (Busy does count them).
 func (d *Dispatcher) Idle(ctx context.Context, merchantID string) error {
 	d.mu.Lock()
 	ms := d.merchants[merchantID]
@@ -859,7 +860,7 @@ func (d *Dispatcher) newRoundLocked(ms *merchantState, entry *eventEntry, faults
 		case d.closed:
 			d.finalLocked(del, StateInterrupted, msgClosedQueued)
 		case entry.ev.Payment.ID == "":
-			// A test event: no payment whose events must keep their order.
+			// No payment (the test event): no order to keep.
 			f.add(d.dueLocked(del, now))
 		default:
 			del.chain = entry.ev.Payment.ID + "\x00" + slot.ep.url
