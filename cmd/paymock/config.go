@@ -1,3 +1,6 @@
+// The --config file: merchants, keys, accounts and webhooks, refused at
+// start with file and line on any mistake.
+
 package main
 
 import (
@@ -51,7 +54,7 @@ func loadMerchants(apiKeys []string, apiKeysFrom, configPath string) ([]paymock.
 	}
 	fromFile, err := readConfig(configPath, keyOwner, nameOwner)
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, &usageError{err: err}
 	}
 	return append(list, fromFile...), nil
 }

@@ -1,3 +1,5 @@
+// Tests of the --config file and of merchants from --api-key.
+
 package main
 
 import (

@@ -1,3 +1,5 @@
+// Tests of "paymock healthcheck" against running and failing servers.
+
 package main
 
 import (

@@ -1,3 +1,6 @@
+// Helpers of this package's tests: running the whole program in the
+// background and reading what it printed.
+
 package main
 
 import (
@@ -120,6 +123,24 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// runCLI runs the program with args and env as main would, and returns
+// what it printed on stdout and stderr and its exit code. ctx bounds a
+// serve that was wrongly accepted.
+func runCLI(ctx context.Context, args []string, env map[string]string) (stdout, stderr string, code int) {
+	var out, errOut strings.Builder
+	err := run(ctx, args, envOf(env), &out, &errOut)
+	code = exitCode(err, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// cancelled is a context that is already done: a serve that should have
+// been refused stops at once instead of running on.
+func cancelled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
 
 // wantUsageError fails unless err is a usage error (exit code 2) whose

@@ -7,13 +7,13 @@
 //	paymock report [flags]        print a server's contract report; a CI gate
 //	paymock version               print the version
 //
-// Run "paymock -h" for the flags.
+// Run "paymock -h" for the flags of serve, "paymock report -h" and
+// "paymock healthcheck -h" for those of the other commands.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,7 +35,8 @@ func main() {
 }
 
 // exitCode reports err on stderr and returns the process exit code: 0 on
-// success, 2 on a usage or configuration error, 1 on any other failure.
+// success, 2 on a usage or configuration error (followed by where to find
+// the help of the command that was run), 1 on any other failure.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
@@ -43,7 +44,7 @@ func exitCode(err error, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "paymock: %v\n", err)
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr, `Run "paymock -h" for usage.`)
+		fmt.Fprintf(stderr, "Run %q for usage.\n", ue.helpCommand())
 		return 2
 	}
 	return 1
@@ -59,6 +60,8 @@ type hooks struct {
 	shuttingDown func()
 	// wrap, when set, wraps the server's handler.
 	wrap func(http.Handler) http.Handler
+	// limits, when set, replaces defaultLimits (tests use short ones).
+	limits *serverLimits
 }
 
 // run is the whole program: it returns when the command is done or, for
@@ -72,47 +75,56 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
 	}
+	err := runCommand(ctx, cmd, args, getenv, stdout, stderr, h)
+	// A usage error points to the help of its own command.
+	var ue *usageError
+	if errors.As(err, &ue) && ue.cmd == "" && (cmd == "report" || cmd == "healthcheck") {
+		ue.cmd = cmd
+	}
+	return err
+}
+
+func runCommand(ctx context.Context, cmd string, args []string, getenv func(string) string, stdout, stderr io.Writer, h hooks) error {
 	switch cmd {
-	case "serve", "healthcheck":
+	case "serve":
+	case "healthcheck":
+		return healthcheckCommand(ctx, args, getenv, stdout)
 	case "report":
 		return report(ctx, args, getenv, stdout)
 	case "version":
-		if len(args) > 0 {
+		switch {
+		case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+			fmt.Fprintln(stdout, "Usage: paymock version\n\nprints the version of this binary, its commit and the Go toolchain that built it.")
+			return nil
+		case len(args) > 0:
 			return usageErrorf("version takes no arguments, got %q", args)
 		}
 		fmt.Fprintln(stdout, versionLine())
 		return nil
 	case "help":
-		printUsage(stdout)
-		printReportHint(stdout)
+		switch {
+		case len(args) == 0 || args[0] == "serve":
+			printUsage(stdout)
+			printReportHint(stdout)
+		case args[0] == "report":
+			printReportUsage(stdout)
+		case args[0] == "healthcheck":
+			printHealthcheckUsage(stdout)
+		default:
+			return usageErrorf("help: unknown command %q (want serve, healthcheck, report or version)", args[0])
+		}
 		return nil
 	default:
-		return usageErrorf("unknown command %q (want serve, healthcheck or version, or report for the CI gate)", cmd)
+		return usageErrorf("unknown command %q (want serve, healthcheck, report or version)", cmd)
 	}
 
-	raw, rest, err := parseFlags(cmd, args, getenv)
-	if errors.Is(err, flag.ErrHelp) {
+	raw, help, argErrs := parseFlags(args, getenv)
+	if help {
 		printUsage(stdout)
 		printReportHint(stdout)
 		return nil
 	}
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return usageErrorf("unexpected argument %q (flags come after the command: paymock %s --addr ...)", rest[0], cmd)
-	}
-
-	if cmd == "healthcheck" {
-		v, src := raw.get("addr")
-		addr, err := parseAddr(v)
-		if err != nil {
-			return usageErrorf("invalid %s: %v", src, err)
-		}
-		return healthcheck(ctx, addr, stdout)
-	}
-
-	opts, err := parseOptions(raw)
+	opts, err := parseOptions(raw, argErrs)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,11 @@
+// The flags of serve and their PAYMOCK_* environment twins, validated
+// into the options of one run.
+
 package main
 
 import (
 	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,19 +51,27 @@ type options struct {
 	variants        string // validated; the seeded Variants is built at serve
 	journalSize     int
 	fakePayments    int
+
+	faultsPath      string
+	maxMerchants    int           // 0: no cap
+	merchantIdleTTL time.Duration // 0: never forget
+	metrics         bool
+	storeURL        string // "" is the in-memory store; else a postgres:// URL
+	storeFrom       string // "--store" or PAYMOCK_STORE, for errors
 }
 
-// flagSpec describes one flag: its name, default, help text and whether it
-// may be given more than once.
+// flagSpec describes one flag of serve: its name, default, help text and
+// whether it may be given more than once.
 type flagSpec struct {
 	name       string
 	def        string
 	arg        string // placeholder in the help text
 	usage      string
 	repeatable bool
+	isBool     bool // --name alone means true; --name=false turns it off
 }
 
-// flagSpecs is every flag, in the order of the help text.
+// flagSpecs is every flag of serve, in the order of the help text.
 var flagSpecs = []flagSpec{
 	{name: "addr", def: ":8080", arg: "host:port", usage: "listen address"},
 	{name: "public-url", arg: "url", usage: "base of the URLs handed to customers (default http://localhost:<port of --addr>)"},
@@ -77,9 +87,27 @@ var flagSpecs = []flagSpec{
 	{name: "webhook-secret", arg: "whsec_...", usage: "whsec_ + base64 secret for the --webhook-url endpoints (default: generated and logged once)"},
 	{name: "webhook-retry", def: defaultWebhookRetry, arg: "delays", usage: "comma-separated delays between webhook delivery attempts, on the merchant's clock"},
 	{name: "scenarios", arg: "path", usage: "scenario file or folder of *.yaml files"},
+	{name: "faults", arg: "file", usage: "YAML list of fault rules applied to every merchant"},
 	{name: "variants", def: "default", arg: "forms", usage: "wire forms of payments sent: amount=number|string, status=completed|succeeded, payment_link=include|omit (comma-separated), or all to rotate them (seeded)"},
 	{name: "journal-size", def: strconv.Itoa(mockserver.DefaultJournalSize), arg: "n", usage: "requests kept in each merchant's journal; 0 turns the journal and the report off"},
 	{name: "fake-payments", def: "0", arg: "n", usage: "payments each merchant starts with, made up from --seed"},
+	{name: "max-merchants", def: strconv.Itoa(paymock.DefaultMaxMerchants), arg: "n", usage: "open-mode merchants held at once (configured ones do not count); a new key past it gets 429 merchant_limit; 0 for no cap"},
+	{name: "merchant-idle-ttl", def: defaultMerchantIdleTTL, arg: "duration", usage: "an open-mode merchant with no request for this long, and no work pending, is forgotten; 0 keeps them for ever"},
+	{name: "metrics", def: "true", isBool: true, usage: "serve GET /metrics in the Prometheus text format; --metrics=false turns it off"},
+	{name: "store", def: "memory", arg: "memory|url", usage: "where payments are kept: memory, or a postgres:// URL of a PostgreSQL database"},
+}
+
+// defaultMerchantIdleTTL is sandbox.DefaultMerchantIdleTTL as the help
+// text shows it ("24h", not time.Duration's "24h0m0s").
+const defaultMerchantIdleTTL = "24h"
+
+// argSpecs is flagSpecs as parseArgs reads them.
+func argSpecs() []argSpec {
+	out := make([]argSpec, len(flagSpecs))
+	for i, s := range flagSpecs {
+		out[i] = argSpec{name: s.name, isBool: s.isBool}
+	}
+	return out
 }
 
 // envName is the environment variable of a flag: "public-url" -> "PAYMOCK_PUBLIC_URL".
@@ -88,59 +116,58 @@ func envName(flagName string) string {
 }
 
 // usageError is a mistake in how paymock was invoked (a flag, an env
-// variable or the config file); main exits 2 on it.
-type usageError struct{ err error }
+// variable or the config file); main exits 2 on it and points to the help
+// of the command that was run.
+type usageError struct {
+	err error
+	cmd string // "report", "healthcheck"; "" for serve and the rest
+}
 
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// helpCommand is how to get the help of the command that failed.
+func (e *usageError) helpCommand() string {
+	if e.cmd == "" {
+		return "paymock -h"
+	}
+	return "paymock " + e.cmd + " -h"
+}
+
 func usageErrorf(format string, a ...any) error {
-	return &usageError{fmt.Errorf(format, a...)}
-}
-
-// rawValue collects the text of one flag; repeatable flags keep every
-// occurrence.
-type rawValue struct {
-	spec   *flagSpec
-	values []string
-}
-
-func (v *rawValue) String() string {
-	if v == nil || len(v.values) == 0 {
-		return ""
-	}
-	return strings.Join(v.values, ",")
-}
-
-func (v *rawValue) Set(s string) error {
-	if v.spec.repeatable {
-		v.values = append(v.values, s)
-	} else {
-		v.values = []string{s}
-	}
-	return nil
+	return &usageError{err: fmt.Errorf(format, a...)}
 }
 
 // rawFlags is the text of every flag after the command line and the
 // environment were read, with where each came from.
 type rawFlags struct {
-	values map[string]*rawValue
+	values map[string][]string
 	source map[string]string // flag name -> "--addr" or "PAYMOCK_ADDR"; absent when defaulted
+}
+
+// specOf is the flagSpec of name.
+func specOf(name string) flagSpec {
+	for _, s := range flagSpecs {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("paymock: no flag " + name)
 }
 
 // get is the single value of a flag, or its default.
 func (r *rawFlags) get(name string) (value, source string) {
 	v := r.values[name]
 	src := r.label(name)
-	if len(v.values) == 0 {
-		return v.spec.def, src
+	if len(v) == 0 {
+		return specOf(name).def, src
 	}
-	return v.values[len(v.values)-1], src
+	return v[len(v)-1], src
 }
 
 // list is every value of a repeatable flag.
 func (r *rawFlags) list(name string) ([]string, string) {
-	return r.values[name].values, r.label(name)
+	return r.values[name], r.label(name)
 }
 
 func (r *rawFlags) isSet(name string) bool { _, ok := r.source[name]; return ok }
@@ -153,28 +180,21 @@ func (r *rawFlags) label(name string) string {
 	return "--" + name
 }
 
-// parseFlags reads args, then the PAYMOCK_* environment for every flag not
-// given on the command line. It returns the remaining arguments.
-// flag.ErrHelp is returned as is when -h or --help was asked for.
-func parseFlags(cmd string, args []string, getenv func(string) string) (*rawFlags, []string, error) {
-	fs := flag.NewFlagSet("paymock "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are returned, help is printed by the caller
-	r := &rawFlags{values: map[string]*rawValue{}, source: map[string]string{}}
-	for i := range flagSpecs {
-		s := &flagSpecs[i]
-		v := &rawValue{spec: s}
-		r.values[s.name] = v
-		fs.Var(v, s.name, s.usage)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil, err
-		}
-		return nil, nil, &usageError{err}
-	}
-	fs.Visit(func(f *flag.Flag) { r.source[f.Name] = "--" + f.Name })
+// parseFlags reads the flags of serve from args, then the PAYMOCK_*
+// environment for every flag not given on the command line. help is true
+// when -h or --help was asked for; errs are the command line's own
+// mistakes (unknown flags, missing values, stray arguments), which
+// parseOptions reports together with those of the values.
+func parseFlags(args []string, getenv func(string) string) (r *rawFlags, help bool, errs []error) {
+	p := parseArgs("paymock", args, argSpecs())
+	r = &rawFlags{values: map[string][]string{}, source: map[string]string{}}
 	for _, s := range flagSpecs {
-		if r.isSet(s.name) {
+		if v, ok := p.values[s.name]; ok {
+			if !s.repeatable {
+				v = v[len(v)-1:]
+			}
+			r.values[s.name] = v
+			r.source[s.name] = "--" + s.name
 			continue // the command line wins over the environment
 		}
 		env := envName(s.name)
@@ -182,19 +202,20 @@ func parseFlags(cmd string, args []string, getenv func(string) string) (*rawFlag
 		if text == "" {
 			continue
 		}
-		v := r.values[s.name]
 		if s.repeatable {
+			var items []string
 			for _, item := range strings.Split(text, ",") {
 				if item = strings.TrimSpace(item); item != "" {
-					v.values = append(v.values, item)
+					items = append(items, item)
 				}
 			}
+			r.values[s.name] = items
 		} else {
-			v.values = []string{text}
+			r.values[s.name] = []string{text}
 		}
 		r.source[s.name] = env
 	}
-	return r, fs.Args(), nil
+	return r, p.help, p.errs
 }
 
 // printUsage writes the help text.
@@ -204,6 +225,7 @@ func printUsage(w io.Writer) {
 Usage:
   paymock [serve] [flags]        run the server (the default)
   paymock healthcheck [flags]    exit 0 when the server at --addr answers GET /healthz
+                                 (see "paymock healthcheck -h")
   paymock version                print the version
 
 Every flag is also read from the environment as PAYMOCK_<NAME>
@@ -217,15 +239,21 @@ Flags:
 		if s.def != "" {
 			meta += fmt.Sprintf(", default %q", s.def)
 		}
-		fmt.Fprintf(w, "  --%s %s  (%s)\n      %s\n", s.name, s.arg, meta, s.usage)
+		flag := "--" + s.name
+		if s.arg != "" {
+			flag += " " + s.arg
+		}
+		fmt.Fprintf(w, "  %s  (%s)\n      %s\n", flag, meta, s.usage)
 	}
 }
 
-// parseOptions validates every flag of serve. Errors name the flag or env
-// variable at fault and never contain an API key or a webhook secret.
-func parseOptions(r *rawFlags) (*options, error) {
+// parseOptions validates every flag of serve and returns every mistake at
+// once: argErrs (those of the command line itself, from parseFlags) first,
+// then one per bad value. Errors name the flag or env variable at fault
+// and never contain an API key, a webhook secret or a database password.
+func parseOptions(r *rawFlags, argErrs []error) (*options, error) {
 	o := &options{}
-	var errs []error
+	errs := append([]error(nil), argErrs...)
 	fail := func(src, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("invalid %s: %s", src, fmt.Sprintf(format, a...)))
 	}
@@ -365,10 +393,73 @@ func parseOptions(r *rawFlags) (*options, error) {
 		o.scenariosPath = v
 	}
 
+	if v, src := r.get("faults"); v != "" {
+		if st, err := os.Stat(v); err != nil {
+			fail(src, "%v", err)
+		} else if st.IsDir() {
+			fail(src, "%s is a directory, want a YAML file of fault rules", v)
+		}
+		o.faultsPath = v
+	}
+
+	v, src = r.get("max-merchants")
+	if n, err := strconv.Atoi(v); err != nil || n < 0 {
+		fail(src, "%q: want a whole number of merchants, or 0 for no cap", v)
+	} else {
+		o.maxMerchants = n
+	}
+
+	v, src = r.get("merchant-idle-ttl")
+	if d, err := time.ParseDuration(v); err != nil || d < 0 {
+		fail(src, "%q: want a duration such as 24h or 30m, or 0 to keep merchants for ever", v)
+	} else {
+		o.merchantIdleTTL = d
+	}
+
+	v, src = r.get("metrics")
+	if b, err := strconv.ParseBool(v); err != nil {
+		fail(src, "%q: want true or false", v)
+	} else {
+		o.metrics = b
+	}
+
+	v, src = r.get("store")
+	o.storeFrom = src
+	if o.storeURL, err = parseStore(v); err != nil {
+		fail(src, "%v", err)
+	}
+
 	if len(errs) > 0 {
-		return nil, &usageError{errors.Join(errs...)}
+		return nil, &usageError{err: errors.Join(errs...)}
 	}
 	return o, nil
+}
+
+// parseStore reads --store: "memory" (returned as "") or a postgres:// URL.
+// Errors never repeat the value past its scheme: a URL can hold a password.
+func parseStore(s string) (string, error) {
+	if strings.EqualFold(s, "memory") {
+		return "", nil
+	}
+	scheme, _, hasScheme := strings.Cut(s, "://")
+	if !hasScheme {
+		if strings.ContainsAny(s, ":@/= ") {
+			return "", errors.New("want memory, or a URL such as postgres://user:password@host:5432/paymock")
+		}
+		return "", fmt.Errorf("%q: want memory, or a URL such as postgres://user:password@host:5432/paymock", s)
+	}
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+	default:
+		if strings.Trim(strings.ToLower(scheme), "abcdefghijklmnopqrstuvwxyz+.-") != "" {
+			return "", errors.New("want memory, or a postgres:// URL")
+		}
+		return "", fmt.Errorf("%s:// URLs are not supported: want memory, or a postgres:// URL", scheme)
+	}
+	if _, err := url.Parse(s); err != nil {
+		return "", errors.New("not a usable URL: want postgres://user:password@host:5432/paymock")
+	}
+	return s, nil
 }
 
 // parseAddr checks a listen address: host:port with a numeric port (0

@@ -1,3 +1,5 @@
+// Tests of serve's flags and environment variables.
+
 package main
 
 import (
@@ -16,14 +18,11 @@ import (
 // options parses args and env the way serve does.
 func parseTestOptions(t *testing.T, args []string, env map[string]string) *options {
 	t.Helper()
-	raw, rest, err := parseFlags("serve", args, envOf(env))
-	if err != nil {
-		t.Fatalf("parseFlags: %v", err)
+	raw, help, argErrs := parseFlags(args, envOf(env))
+	if help || len(argErrs) > 0 {
+		t.Fatalf("parseFlags: help %v, errors %v", help, argErrs)
 	}
-	if len(rest) > 0 {
-		t.Fatalf("parseFlags left %q", rest)
-	}
-	o, err := parseOptions(raw)
+	o, err := parseOptions(raw, nil)
 	if err != nil {
 		t.Fatalf("parseOptions: %v", err)
 	}
@@ -210,10 +209,10 @@ func TestRun_RejectsBadFlagValues(t *testing.T) {
 		{"empty webhook retry", []string{"--webhook-retry", ""}, nil, []string{"--webhook-retry"}},
 		{"negative webhook retry from env", nil, map[string]string{"PAYMOCK_WEBHOOK_RETRY": "-1s"}, []string{"PAYMOCK_WEBHOOK_RETRY"}},
 		{"missing scenarios", []string{"--scenarios", missing}, nil, []string{"--scenarios", "missing.yaml"}},
-		{"unknown flag", []string{"--colour", "x"}, nil, []string{"-colour"}},
-		{"flag without value", []string{"--addr"}, nil, []string{"-addr"}},
+		{"unknown flag", []string{"--colour", "x"}, nil, []string{"unknown flag --colour"}},
+		{"flag without value", []string{"--addr"}, nil, []string{"--addr needs a value"}},
 		{"stray argument", []string{"--addr", ":0", "extra"}, nil, []string{`"extra"`}},
-		{"unknown command", []string{"start"}, nil, []string{`"start"`, "serve, healthcheck or version"}},
+		{"unknown command", []string{"start"}, nil, []string{`"start"`, "serve, healthcheck, report or version"}},
 		{"version with arguments", []string{"version", "--short"}, nil, []string{"version takes no arguments"}},
 	}
 	for _, tt := range tests {
@@ -259,7 +258,7 @@ func TestRun_ErrorsNeverContainSecrets(t *testing.T) {
 }
 
 func TestRun_HelpPrintsUsageAndSucceeds(t *testing.T) {
-	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"healthcheck", "-h"}} {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"-help"}, {"help"}, {"serve", "-h"}, {"--clock", "x", "-h"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out strings.Builder
 			if err := run(context.Background(), args, envOf(nil), &out, io.Discard); err != nil {

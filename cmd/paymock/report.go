@@ -1,10 +1,12 @@
+// "paymock report": a running server's contract report, printed and
+// gated for CI.
+
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -32,15 +34,33 @@ const (
 // defaultReportTimeout bounds the whole report command (both requests).
 const defaultReportTimeout = 10 * time.Second
 
+// defaultMinCalls is --min-calls unless told otherwise: a report of no
+// calls at all cannot vouch for anything.
+const defaultMinCalls = 1
+
 // reportOptions is the validated configuration of "paymock report".
 type reportOptions struct {
 	url              string // base URL, without trailing slash
 	apiKey           string
+	keySource        string // "--api-key" or PAYMOCK_REPORT_API_KEY, for messages
 	failOnViolations bool
+	minCalls         int      // 0: no check
 	minCoverage      *float64 // nil: no operations coverage gate
 	minStatus        *float64 // nil: no status coverage gate
 	junitPath        string
 	timeout          time.Duration
+}
+
+// reportFlags is every flag of "paymock report".
+var reportFlags = []flagSpec{
+	{name: "url", arg: "URL"},
+	{name: "api-key", arg: "KEY"},
+	{name: "fail-on-violations", isBool: true},
+	{name: "min-calls", arg: "N"},
+	{name: "min-coverage", arg: "F"},
+	{name: "min-status-coverage", arg: "F"},
+	{name: "junit", arg: "FILE"},
+	{name: "timeout", arg: "D"},
 }
 
 // printReportHint follows the main help text: report has its own flags
@@ -48,7 +68,7 @@ type reportOptions struct {
 func printReportHint(w io.Writer) {
 	fmt.Fprintf(w, `
 Command report (a CI gate; its own flags, see "paymock report -h"):
-  paymock report --url URL --api-key KEY [--fail-on-violations]
+  paymock report --url URL --api-key KEY [--fail-on-violations] [--min-calls N]
                  [--min-coverage F] [--min-status-coverage F] [--junit FILE] [--timeout D]
       prints the contract report of the server at URL (GET /_sandbox/report)
       and exits 1 when a gate fails. --url and --api-key are also read from
@@ -65,9 +85,10 @@ Usage:
 
 It reads GET URL/_sandbox/report as the merchant of KEY, prints a table of
 the operations, their calls, statuses and contract violations, and exits:
-  0  every gate asked for passes (no gate asked for: always 0)
+  0  every gate passes
   1  a gate failed (one line per failed gate on stderr), or the server could
-     not be reached, or it answered with an error
+     not be reached, or it answered with an error (a key it does not know,
+     or no report because it keeps no journal: --journal-size 0)
   2  a usage error (a missing or invalid flag)
 
 Flags:
@@ -75,6 +96,9 @@ Flags:
                             (env %s)
   --api-key KEY             the merchant's API key, sent as Authorization: Bearer KEY
                             (env %s)
+  --min-calls N             fail when the report counts fewer than N calls of the
+                            service API (default %d; 0 turns it off). It guards the
+                            other gates: a report of no calls passes them all.
   --fail-on-violations      fail when any call violated the contract
   --min-coverage F          fail when the share of operations exercised is below F (0..1)
   --min-status-coverage F   fail when the share of declared statuses seen is below F (0..1)
@@ -84,48 +108,34 @@ Flags:
 Only --url and --api-key are read from the environment, and only from the
 variables above: PAYMOCK_API_KEY is the server's own list of keys.
 A flag on the command line wins over the environment.
-`, reportURLEnv, reportKeyEnv, defaultReportTimeout)
+`, reportURLEnv, reportKeyEnv, defaultMinCalls, defaultReportTimeout)
 }
 
 // parseReportOptions reads the flags of "paymock report", then
-// PAYMOCK_REPORT_URL and PAYMOCK_REPORT_API_KEY for those not given.
-// flag.ErrHelp is returned as is when -h or --help was asked for.
-func parseReportOptions(args []string, getenv func(string) string) (*reportOptions, error) {
-	fs := flag.NewFlagSet("paymock report", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var (
-		o                       reportOptions
-		minCov, minStat, tmoStr string
-	)
-	fs.StringVar(&o.url, "url", "", "")
-	fs.StringVar(&o.apiKey, "api-key", "", "")
-	fs.BoolVar(&o.failOnViolations, "fail-on-violations", false, "")
-	fs.StringVar(&minCov, "min-coverage", "", "")
-	fs.StringVar(&minStat, "min-status-coverage", "", "")
-	fs.StringVar(&o.junitPath, "junit", "", "")
-	fs.StringVar(&tmoStr, "timeout", defaultReportTimeout.String(), "")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usageErrorf("report: %v", err)
+// PAYMOCK_REPORT_URL and PAYMOCK_REPORT_API_KEY for those not given, and
+// returns every mistake at once. help is true when -h or --help was asked
+// for.
+func parseReportOptions(args []string, getenv func(string) string) (o *reportOptions, help bool, err error) {
+	specs := make([]argSpec, len(reportFlags))
+	for i, f := range reportFlags {
+		specs[i] = argSpec{name: f.name, isBool: f.isBool}
 	}
-	if fs.NArg() > 0 {
-		return nil, usageErrorf("report: unexpected argument %q (every option is a flag: paymock report --url ...)", fs.Arg(0))
+	p := parseArgs("paymock report", args, specs)
+	if p.help {
+		return nil, true, nil
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-
-	var errs []error
+	errs := p.errs
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
+	o = &reportOptions{url: p.last("url"), apiKey: p.last("api-key"), junitPath: p.last("junit")}
 	urlSrc, keySrc := "--url", "--api-key"
-	if !set["url"] {
+	if !p.set("url") {
 		o.url, urlSrc = getenv(reportURLEnv), reportURLEnv
 	}
-	if !set["api-key"] {
+	if !p.set("api-key") {
 		o.apiKey, keySrc = getenv(reportKeyEnv), reportKeyEnv
 	}
+	o.keySource = keySrc
 	if o.url == "" {
 		fail("--url (or %s) is required", reportURLEnv)
 	} else if u, err := parsePublicURL(o.url); err != nil {
@@ -140,10 +150,23 @@ func parseReportOptions(args []string, getenv func(string) string) (*reportOptio
 		// Never repeat the key.
 		fail("invalid %s: not a valid bearer token (letters, digits and -._~+/ only, optional trailing =)", keySrc)
 	}
-	parseShare := func(name, text string) *float64 {
-		if !set[name] {
+	if p.set("fail-on-violations") {
+		o.failOnViolations, _ = strconv.ParseBool(p.last("fail-on-violations")) // checked by parseArgs
+	}
+	o.minCalls = defaultMinCalls
+	if p.set("min-calls") {
+		text := p.last("min-calls")
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil || n < 0 {
+			fail("invalid --min-calls: %q: want a whole number of calls, or 0 to turn the check off", text)
+		}
+		o.minCalls = n
+	}
+	parseShare := func(name string) *float64 {
+		if !p.set(name) {
 			return nil
 		}
+		text := p.last(name)
 		f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
 			fail("invalid --%s: %q: want a number from 0 to 1, e.g. 0.8", name, text)
@@ -151,10 +174,14 @@ func parseReportOptions(args []string, getenv func(string) string) (*reportOptio
 		}
 		return &f
 	}
-	o.minCoverage = parseShare("min-coverage", minCov)
-	o.minStatus = parseShare("min-status-coverage", minStat)
-	if set["junit"] && o.junitPath == "" {
+	o.minCoverage = parseShare("min-coverage")
+	o.minStatus = parseShare("min-status-coverage")
+	if p.set("junit") && o.junitPath == "" {
 		fail("invalid --junit: want a file name")
+	}
+	tmoStr := defaultReportTimeout.String()
+	if p.set("timeout") {
+		tmoStr = p.last("timeout")
 	}
 	if d, err := time.ParseDuration(tmoStr); err != nil || d <= 0 {
 		fail("invalid --timeout: %q: want a duration greater than 0, e.g. 10s", tmoStr)
@@ -162,27 +189,34 @@ func parseReportOptions(args []string, getenv func(string) string) (*reportOptio
 		o.timeout = d
 	}
 	if len(errs) > 0 {
-		return nil, &usageError{fmt.Errorf("report: %w", errors.Join(errs...))}
+		return nil, false, &usageError{err: fmt.Errorf("report: %w", errors.Join(errs...)), cmd: "report"}
 	}
-	return &o, nil
+	return o, false, nil
 }
 
 // gateError is a report whose gates did not all pass; main exits 1.
-type gateError struct{ failed []string }
+type gateError struct {
+	failed    []string
+	notJudged []string // gates left unjudged because --min-calls failed
+}
 
 func (e *gateError) Error() string {
 	gates := "gates"
 	if len(e.failed) == 1 {
 		gates = "gate"
 	}
-	return fmt.Sprintf("report: %d %s failed:\n  %s", len(e.failed), gates, strings.Join(e.failed, "\n  "))
+	msg := fmt.Sprintf("report: %d %s failed:\n  %s", len(e.failed), gates, strings.Join(e.failed, "\n  "))
+	if len(e.notJudged) > 0 {
+		msg += "\n  not judged without the calls: " + strings.Join(e.notJudged, ", ")
+	}
+	return msg
 }
 
 // report is "paymock report": it fetches the contract report of a running
 // server, prints it, writes the JUnit form when asked and checks the gates.
 func report(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	o, err := parseReportOptions(args, getenv)
-	if errors.Is(err, flag.ErrHelp) {
+	o, help, err := parseReportOptions(args, getenv)
+	if help {
 		printReportUsage(stdout)
 		return nil
 	}
@@ -223,7 +257,8 @@ func report(ctx context.Context, args []string, getenv func(string) string, stdo
 
 // fetchReport GETs /_sandbox/report (with ?format= when format is not
 // empty) and returns the body of a 200 answer. Any other answer is an
-// error that carries the server's own message.
+// error that carries the server's own message and, for the answers a CI
+// job meets (an unknown key, no journal), what to do about it.
 func fetchReport(ctx context.Context, client *http.Client, o *reportOptions, format, accept string) ([]byte, error) {
 	target := o.url + "/_sandbox/report"
 	if format != "" {
@@ -251,10 +286,31 @@ func fetchReport(ctx context.Context, client *http.Client, o *reportOptions, for
 	if err != nil {
 		return nil, fmt.Errorf("report: GET %s: reading the answer: %w", target, err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("report: GET %s: %s: %s", target, resp.Status, serverMessage(body))
+	if resp.StatusCode == http.StatusOK {
+		return body, nil
 	}
-	return body, nil
+	msg := fmt.Sprintf("report: GET %s: %s: %s", target, resp.Status, serverMessage(body))
+	switch code := errorCode(body); {
+	case resp.StatusCode == http.StatusUnauthorized:
+		msg += fmt.Sprintf("\n  the server does not know the key of %s: give it the key your tests used", o.keySource)
+	case code == "journal_disabled":
+		msg += "\n  no gate can pass without a report: start the server with a journal" +
+			" (leave out --journal-size 0 and PAYMOCK_JOURNAL_SIZE=0)"
+	}
+	return nil, errors.New(msg)
+}
+
+// errorCode is the error.code of paymock's error shape, or "".
+func errorCode(body []byte) string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return ""
+	}
+	return e.Error.Code
 }
 
 // serverMessage is the message of an error answer: "type (code): message"
@@ -376,9 +432,34 @@ func plural(n int, one, many string) string {
 }
 
 // checkGates checks every gate asked for. It says on stdout which passed
-// and returns a gateError naming, with the figures, each that failed.
+// and returns a gateError naming, with the figures, each that failed. When
+// the report counts fewer calls than --min-calls, no other gate is judged:
+// they would pass or fail on calls the report has not seen.
 func checkGates(stdout io.Writer, o *reportOptions, rep *mockserver.Report) error {
-	var passed, failed []string
+	var passed, failed, others []string
+	if o.failOnViolations {
+		others = append(others, "--fail-on-violations")
+	}
+	if o.minCoverage != nil {
+		others = append(others, "--min-coverage "+strconv.FormatFloat(*o.minCoverage, 'f', -1, 64))
+	}
+	if o.minStatus != nil {
+		others = append(others, "--min-status-coverage "+strconv.FormatFloat(*o.minStatus, 'f', -1, 64))
+	}
+	if o.minCalls > 0 {
+		name := "--min-calls " + strconv.Itoa(o.minCalls)
+		if rep.Calls < o.minCalls {
+			return &gateError{failed: []string{fmt.Sprintf("%s: the report counts %d %s of the service API, fewer than %d,"+
+				" so it cannot vouch for the calls of your tests. Likely causes:\n"+
+				"    - the tests made no calls to this server (check the URL they were given);\n"+
+				"    - they used another API key than %s (in open mode every key is a merchant of its own, with its own report);\n"+
+				"    - the server was restarted between the tests and this gate (the report is kept in memory),"+
+				" or the merchant was forgotten after --merchant-idle-ttl without requests.",
+				name, rep.Calls, plural(rep.Calls, "call", "calls"), o.minCalls, o.keySource)},
+				notJudged: others}
+		}
+		passed = append(passed, name)
+	}
 	if o.failOnViolations {
 		if rep.ViolatingCalls > 0 {
 			failed = append(failed, fmt.Sprintf("--fail-on-violations: %d of %d %s violated the contract",

@@ -1,3 +1,5 @@
+// Tests of "paymock report": its table, gates, flags and failures.
+
 package main
 
 import (
@@ -117,7 +119,7 @@ func TestReport_ExitCodeFollowsTheGates(t *testing.T) {
 			name: "clean report with every gate passes", srv: clean,
 			args:     []string{"--fail-on-violations", "--min-coverage", "1", "--min-status-coverage", "1.0"},
 			wantCode: 0,
-			wantOut:  []string{"gates passed: --fail-on-violations, --min-coverage 1, --min-status-coverage 1"},
+			wantOut:  []string{"gates passed: --min-calls 1, --fail-on-violations, --min-coverage 1, --min-status-coverage 1"},
 		},
 		{
 			name: "violations without --fail-on-violations pass", srv: withViolations,
@@ -140,7 +142,7 @@ func TestReport_ExitCodeFollowsTheGates(t *testing.T) {
 			name: "operations coverage at --min-coverage passes", srv: withViolations,
 			args:     []string{"--min-coverage", "0.6"},
 			wantCode: 0,
-			wantOut:  []string{"gates passed: --min-coverage 0.6"},
+			wantOut:  []string{"gates passed: --min-calls 1, --min-coverage 0.6"},
 		},
 		{
 			name: "status coverage under --min-status-coverage fails", srv: withViolations,
@@ -203,6 +205,7 @@ getPayment    GET    /api/v1/payments/{id} 0     0          - / 200 404
 coverage: operations 2/3 (66.7%), statuses 4/13 (30.8%); 2 of 20 calls violated the contract; 1 call matched no operation
 violations:
   createPayment amount parameter_invalid: amount must be a number (2×)
+gates passed: --min-calls 1
 `
 	if out != want {
 		t.Errorf("stdout =\n%s\nwant\n%s", out, want)
@@ -272,7 +275,10 @@ func TestReport_UsageErrorsExit2(t *testing.T) {
 		{"timeout not a duration", []string{"--url", url, "--api-key", "sk_x", "--timeout", "10"}, nil, []string{`--timeout: "10"`}},
 		{"timeout zero", []string{"--url", url, "--api-key", "sk_x", "--timeout", "0s"}, nil, []string{`--timeout: "0s"`}},
 		{"empty junit", []string{"--url", url, "--api-key", "sk_x", "--junit", ""}, nil, []string{"--junit"}},
-		{"unknown flag", []string{"--url", url, "--api-key", "sk_x", "--addr", ":8080"}, nil, []string{"-addr"}},
+		{"unknown flag", []string{"--url", url, "--api-key", "sk_x", "--addr", ":8080"}, nil, []string{"unknown flag --addr"}},
+		{"min calls negative", []string{"--url", url, "--api-key", "sk_x", "--min-calls", "-1"}, nil, []string{`invalid --min-calls: "-1"`, "0 to turn the check off"}},
+		{"min calls not a number", []string{"--url", url, "--api-key", "sk_x", "--min-calls", "some"}, nil, []string{`invalid --min-calls: "some"`}},
+		{"fail on violations with a value that is not a bool", []string{"--url", url, "--api-key", "sk_x", "--fail-on-violations=yes"}, nil, []string{`invalid --fail-on-violations: "yes": want true or false`}},
 		{"positional argument", []string{"--url", url, "--api-key", "sk_x", "extra"}, nil, []string{`unexpected argument "extra"`}},
 	}
 	for _, tt := range tests {
@@ -451,7 +457,7 @@ func TestReport_GatesARealServersContractReport(t *testing.T) {
 	base := "http://" + r.addr
 
 	const create = `{"amount": %s, "currency": "USD", "customer": {"email": "jane@example.com", "name": "Jane Doe"},
-	  "description": "Order 1234", "expires_in": 3600, "mcc": 5732, "metadata": {}, "metadata": {"order_id": "ord_1234"},
+	  "description": "Order 1234", "expires_in": 3600, "mcc": 5732, "metadata": {"order_id": "ord_1234"},
 	  "success_url": "https://shop.example.com/success", "cancel_url": "https://shop.example.com/cancel"}`
 	calls := []struct {
 		method, path, body string
@@ -505,13 +511,14 @@ func TestReport_GatesARealServersContractReport(t *testing.T) {
 			name: "two of three operations pass --min-coverage 0.6", key: key,
 			args:     []string{"--min-coverage", "0.6"},
 			wantCode: 0,
-			wantOut:  []string{"gates passed: --min-coverage 0.6"},
+			wantOut:  []string{"gates passed: --min-calls 1, --min-coverage 0.6"},
 		},
 		{
-			name: "another merchant's report has none of these calls", key: other,
+			name: "another merchant's report has none of these calls: --min-calls fails", key: other,
 			args:     []string{"--fail-on-violations"},
-			wantCode: 0,
+			wantCode: 1,
 			wantOut:  []string{"coverage: operations 0/3 (0.0%)", "0 of 0 calls violated the contract"},
+			wantErr:  []string{"--min-calls 1: the report counts 0 calls", "not judged without the calls: --fail-on-violations"},
 		},
 		{
 			name: "an unknown key gets the server's 401 message", key: "sk_test_unknown",

@@ -1,3 +1,5 @@
+// Tests that a seed and a frozen clock make runs byte-identical.
+
 package main
 
 import (

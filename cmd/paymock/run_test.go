@@ -1,3 +1,5 @@
+// Tests of a whole run: serving, logging and shutting down.
+
 package main
 
 import (

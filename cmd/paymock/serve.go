@@ -1,3 +1,6 @@
+// Serving: the sandbox behind an HTTP server with limits, started and
+// shut down gracefully.
+
 package main
 
 import (
@@ -11,17 +14,46 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/postgres"
 	"github.com/paymock/paymock/sandbox"
 )
 
-// The HTTP server's limits.
-const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = time.Minute // whole request, body included
-	idleTimeout       = 120 * time.Second
-	shutdownTimeout   = 10 * time.Second // for in-flight requests to finish
-)
+// shutdownTimeout is how long in-flight requests get to finish at shutdown.
+const shutdownTimeout = 10 * time.Second
+
+// storeOpenTimeout bounds opening the --store database at start, so that a
+// database that is down fails the start instead of hanging it.
+const storeOpenTimeout = 15 * time.Second
+
+// serverLimits are the HTTP server's timeouts and header size limit: a
+// client that sends slowly, or sends too much, cannot hold a connection
+// or memory for ever.
+type serverLimits struct {
+	// readHeader bounds reading the request line and headers.
+	readHeader time.Duration
+	// read bounds reading the whole request, body included.
+	read time.Duration
+	// write bounds the time from the end of the headers to the end of the
+	// answer. It must outlast the longest delay a fault rule may inject
+	// (faults.MaxDelayMS, 10 minutes), or the delayed answer would be cut.
+	write time.Duration
+	// idle bounds how long a kept-alive connection waits for its next request.
+	idle time.Duration
+	// maxHeaderBytes bounds the request line and headers.
+	maxHeaderBytes int
+}
+
+// defaultLimits are the limits of the binary; tests shorten them through
+// hooks.limits.
+var defaultLimits = serverLimits{
+	readHeader:     10 * time.Second,
+	read:           time.Minute,
+	write:          faults.MaxDelayMS*time.Millisecond + time.Minute,
+	idle:           2 * time.Minute,
+	maxHeaderBytes: 64 << 10,
+}
 
 // newLogger is the slog logger of opts, writing to w.
 func newLogger(opts *options, w io.Writer) *slog.Logger {
@@ -45,8 +77,22 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	var set *lifecycle.Scenarios
 	if opts.scenariosPath != "" {
 		if set, err = lifecycle.LoadScenarios(opts.scenariosPath); err != nil {
-			return &usageError{err}
+			return &usageError{err: err}
 		}
+	}
+
+	// The database first: one that is down is a start-up error (exit 2)
+	// naming it, before the port is taken.
+	var store paymock.Store
+	if opts.storeURL != "" {
+		octx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
+		pg, err := postgres.Open(octx, postgres.Config{URL: opts.storeURL, Logger: logger})
+		cancel()
+		if err != nil {
+			return &usageError{err: fmt.Errorf("%s: cannot use the PostgreSQL database: %w", opts.storeFrom, err)}
+		}
+		defer pg.Close() // after the sandbox has stopped, below
+		store = pg
 	}
 
 	ln, err := net.Listen("tcp", opts.addr)
@@ -62,20 +108,25 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	}
 
 	sb, err := sandbox.New(sandbox.Config{
-		Logger:       logger,
-		Merchants:    list,
-		Clock:        lifecycle.ClockConfig{Mode: opts.clockMode, Start: opts.clockStart},
-		Seed:         opts.seed,
-		Variants:     opts.variants,
-		Scenarios:    set,
-		Webhooks:     sandbox.WebhookConfig{URLs: opts.webhookURLs, Secret: opts.webhookSecret, Retry: opts.webhookRetry},
-		PublicURL:    publicURL,
-		BodyLimit:    opts.bodyLimit,
-		JournalSize:  opts.journalSize,
-		FakePayments: opts.fakePayments,
+		Logger:          logger,
+		Merchants:       list,
+		Clock:           lifecycle.ClockConfig{Mode: opts.clockMode, Start: opts.clockStart},
+		Seed:            opts.seed,
+		Variants:        opts.variants,
+		Scenarios:       set,
+		Webhooks:        sandbox.WebhookConfig{URLs: opts.webhookURLs, Secret: opts.webhookSecret, Retry: opts.webhookRetry},
+		PublicURL:       publicURL,
+		BodyLimit:       opts.bodyLimit,
+		JournalSize:     opts.journalSize,
+		FakePayments:    opts.fakePayments,
+		Store:           store,
+		MaxMerchants:    sandboxMaxMerchants(opts.maxMerchants),
+		MerchantIdleTTL: sandboxIdleTTL(opts.merchantIdleTTL),
+		FaultsFile:      opts.faultsPath,
+		Metrics:         opts.metrics,
 	})
 	if err != nil {
-		return &usageError{err}
+		return &usageError{err: err}
 	}
 	sb.Start()
 	var handler = sb.Handler()
@@ -83,11 +134,17 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		handler = h.wrap(handler)
 	}
 
+	limits := defaultLimits
+	if h.limits != nil {
+		limits = *h.limits
+	}
 	srv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: limits.readHeader,
+		ReadTimeout:       limits.read,
+		WriteTimeout:      limits.write,
+		IdleTimeout:       limits.idle,
+		MaxHeaderBytes:    limits.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	if h.shuttingDown != nil {
@@ -131,6 +188,33 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	return nil
 }
 
+// sandboxMaxMerchants is --max-merchants as sandbox.Config reads it: the
+// flag's 0 (no cap) is the Config's negative.
+func sandboxMaxMerchants(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+// sandboxIdleTTL is --merchant-idle-ttl as sandbox.Config reads it: the
+// flag's 0 (never forget) is the Config's negative.
+func sandboxIdleTTL(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+// storeName is how the log names --store: never the URL, which may hold a
+// password.
+func storeName(storeURL string) string {
+	if storeURL == "" {
+		return "memory"
+	}
+	return "postgres"
+}
+
 // logStart logs how the server runs. It names merchants and counts keys;
 // it never logs a key or a webhook secret.
 func logStart(logger *slog.Logger, opts *options, merchants *paymock.Merchants, bound, publicURL string, seed uint64) {
@@ -162,5 +246,10 @@ func logStart(logger *slog.Logger, opts *options, merchants *paymock.Merchants, 
 		"variants", opts.variants,
 		"fake_payments", opts.fakePayments,
 		"scenarios", opts.scenariosPath,
+		"faults", opts.faultsPath,
+		"store", storeName(opts.storeURL),
+		"max_merchants", opts.maxMerchants,
+		"merchant_idle_ttl", opts.merchantIdleTTL.String(),
+		"metrics", opts.metrics,
 		"version", buildVersion())
 }
