@@ -123,7 +123,8 @@ type Config struct {
 	// Clock stamps attempts and next_attempt_at. Default: real time.
 	Clock Clock
 	// Endpoints for merchants that have none of their own (from
-	// --webhook-url / --webhook-secret).
+	// --webhook-url / --webhook-secret). Unused when Endpoints is set,
+	// which names the defaults itself.
 	DefaultEndpoints []paymock.WebhookEndpoint
 	// Retry is the delays between attempts, so a delivery gets up to
 	// 1+len(Retry) attempts. nil means the default 5s,30s,2m,10m,1h; an
