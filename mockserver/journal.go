@@ -17,8 +17,8 @@ import (
 // DefaultJournalSize is how many requests a merchant's journal keeps.
 const DefaultJournalSize = 10000
 
-// journalEntry is one request as the journal shows it.
-type journalEntry struct {
+// JournalEntry is one request as the journal shows it.
+type JournalEntry struct {
 	ID         string              `json:"id"`
 	At         string              `json:"at"`
 	Method     string              `json:"method"`
@@ -45,7 +45,7 @@ type opCounts struct {
 // merchantJournal is one merchant's ring of recent requests and its
 // counters, which outlive the ring: the report covers every request.
 type merchantJournal struct {
-	ring      []journalEntry
+	ring      []JournalEntry
 	next      int // where the next entry goes
 	full      bool
 	ops       map[string]*opCounts
@@ -86,7 +86,7 @@ func (j *requestJournal) merchantLocked(id string) *merchantJournal {
 // record adds one request. violating says the contract check refused it;
 // counted says it is a call of the service API, which the report covers
 // (control API calls are journalled, not counted).
-func (j *requestJournal) record(merchantID string, e journalEntry, violating, counted bool) {
+func (j *requestJournal) record(merchantID string, e JournalEntry, violating, counted bool) {
 	if j == nil {
 		return
 	}
@@ -138,14 +138,14 @@ type requestFilter struct {
 	violations bool // only requests the contract refused
 }
 
-func (f requestFilter) match(e journalEntry) bool {
+func (f requestFilter) match(e JournalEntry) bool {
 	return (f.status == 0 || e.Status == f.status) && (!f.violations || len(e.Violations) > 0)
 }
 
 // list returns entries newest first, after offset, at most limit, and how
 // many match in all. The ring is bounded, so a scan of it is too.
-func (j *requestJournal) list(merchantID string, f requestFilter, offset, limit int) ([]journalEntry, int) {
-	out := []journalEntry{}
+func (j *requestJournal) list(merchantID string, f requestFilter, offset, limit int) ([]JournalEntry, int) {
+	out := []JournalEntry{}
 	if j == nil {
 		return out, 0
 	}
@@ -213,7 +213,7 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 		return
 	}
 	r := c.Request()
-	e := journalEntry{
+	e := JournalEntry{
 		ID:            x.id,
 		At:            paymock.FormatTime(s.clock.Now(m.ID)),
 		Method:        x.method,

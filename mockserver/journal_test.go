@@ -10,7 +10,7 @@ import (
 func TestJournal_IsBounded(t *testing.T) {
 	j := newJournal(5)
 	for i := range 12 {
-		j.record("m", journalEntry{ID: fmt.Sprint(i), Operation: "op", Status: 200}, false, true)
+		j.record("m", JournalEntry{ID: fmt.Sprint(i), Operation: "op", Status: 200}, false, true)
 	}
 	items, total := j.list("m", requestFilter{}, 0, 100)
 	if total != 5 || len(items) != 5 || items[0].ID != "11" || items[4].ID != "7" {

@@ -98,6 +98,7 @@ type Seeder interface {
 // Server is the paymock HTTP handler.
 type Server struct {
 	handler    http.Handler
+	echo       *echo.Echo // the handler, for Mount
 	log        *slog.Logger
 	store      paymock.Store
 	merchants  Authenticator
@@ -178,7 +179,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerPaymentRoutes(e)
 	s.registerControlRoutes(e)
 	s.registerPageRoutes(e)
-	s.handler = e
+	s.handler, s.echo = e, e
 	return s, nil
 }
 
@@ -232,6 +233,34 @@ func (s *Server) registerPageRoutes(e *echo.Echo) {
 		}
 	}
 	e.GET(pageCSSPath, s.pageAsset)
+}
+
+// Mount serves h at prefix and every path below it, outside the API's
+// chain steps (the dashboard: its own sessions, its own HTML errors).
+func (s *Server) Mount(prefix string, h http.Handler) {
+	s.echo.Any(prefix, echo.WrapHandler(h))
+	s.echo.Any(prefix+"/*", echo.WrapHandler(h))
+}
+
+// StylesheetURL is the hosted pages' stylesheet, versioned by its digest,
+// for other pages to share.
+func (s *Server) StylesheetURL() string { return s.pages.cssURL }
+
+// Requests lists a merchant's journal, newest first.
+func (s *Server) Requests(merchantID string, onlyViolations bool, offset, limit int) ([]JournalEntry, int, error) {
+	if s.journal == nil {
+		return nil, 0, errJournalDisabled("request journal")
+	}
+	items, total := s.journal.list(merchantID, requestFilter{violations: onlyViolations}, offset, limit)
+	return items, total, nil
+}
+
+// Report is the merchant's conformance report.
+func (s *Server) Report(merchantID string) (Report, error) {
+	if s.journal == nil {
+		return Report{}, errJournalDisabled("report")
+	}
+	return s.buildReport(merchantID), nil
 }
 
 // Forget drops what the server holds of a merchant that is gone (an idle

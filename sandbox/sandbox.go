@@ -135,18 +135,9 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("variants: %w", err)
 	}
-	secret := cfg.Webhooks.Secret
-	if secret == "" && len(cfg.Webhooks.URLs) > 0 {
-		if secret, err = webhooks.GenerateSecret(); err != nil {
-			return nil, fmt.Errorf("webhook secret: %w", err)
-		}
-		// Logged once, on purpose: without it no receiver can verify.
-		logger.Info("generated a webhook secret for --webhook-url endpoints; pass --webhook-secret to choose your own",
-			"webhook_secret", secret)
-	}
-	endpoints := make([]paymock.WebhookEndpoint, 0, len(cfg.Webhooks.URLs))
-	for _, u := range cfg.Webhooks.URLs {
-		endpoints = append(endpoints, paymock.WebhookEndpoint{URL: u, Secret: secret})
+	secret, endpoints, err := defaultEndpoints(cfg.Webhooks, logger)
+	if err != nil {
+		return nil, err
 	}
 	merchants, err := paymock.NewMerchantsFromConfig(paymock.MerchantsConfig{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
@@ -163,19 +154,9 @@ func New(cfg Config) (*Sandbox, error) {
 	for _, op := range docs.Service.Operations() {
 		ops = append(ops, op.ID)
 	}
-	var fileRules []faults.Rule
-	if cfg.FaultsFile != "" {
-		if fileRules, err = faults.LoadFile(cfg.FaultsFile, ops...); err != nil {
-			return nil, err
-		}
-	}
-	fcfg := faults.Config{Seed: seed, FileRules: fileRules, Operations: ops}
-	if ids := derivedIDs(cfg.Seed, 2); ids != nil {
-		fcfg.IDs = ids // a typed nil would not read as "none"
-	}
-	rules, err := faults.New(fcfg)
+	rules, err := newFaults(cfg, seed, ops)
 	if err != nil {
-		return nil, fmt.Errorf("faults: %w", err)
+		return nil, err
 	}
 	store := cfg.Store
 	if store == nil {
@@ -183,13 +164,25 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	ids := paymock.NewIDs(cfg.Seed)
 	sched := lifecycle.NewScheduler(clocks)
+	var met *metrics.Metrics // nil: metrics off; its methods do nothing then
+	if cfg.Metrics {
+		met = metrics.New(metrics.Config{
+			Logger:          logger,
+			Operations:      ops,
+			Merchants:       merchants.OpenCount,
+			ScheduledTimers: sched.PendingAll,
+		})
+	}
 	hooks, err := webhooks.New(webhooks.Config{
-		Logger:           logger,
-		Scheduler:        sched,
-		Clock:            clocks,
-		DefaultEndpoints: endpoints,
-		Retry:            cfg.Webhooks.Retry,
-		Timeout:          cfg.Webhooks.Timeout,
+		Logger:    logger,
+		Scheduler: sched,
+		Clock:     clocks,
+		Endpoints: merchants,
+		Faults:    webhookFaults{rules: rules, observer: met},
+		Observer:  met,
+		Retry:     cfg.Webhooks.Retry,
+		Timeout:   cfg.Webhooks.Timeout,
+		IDs:       derivedIDs(cfg.Seed, 3),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
@@ -200,15 +193,6 @@ func New(cfg Config) (*Sandbox, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: %w", err)
-	}
-	var met *metrics.Metrics
-	if cfg.Metrics {
-		met = metrics.New(metrics.Config{
-			Logger:          logger,
-			Operations:      ops,
-			Merchants:       merchants.OpenCount,
-			ScheduledTimers: sched.PendingAll,
-		})
 	}
 	journalSize := cfg.JournalSize
 	if journalSize <= 0 {
@@ -236,6 +220,13 @@ func New(cfg Config) (*Sandbox, error) {
 	server, err := mockserver.New(mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
+	}
+	publicURL := cfg.PublicURL
+	if publicURL == "" {
+		publicURL = "http://localhost:8080"
+	}
+	if err := mountDashboard(dashboardParts{merchants: merchants, engine: engine, hooks: hooks, server: server}, store, publicURL, logger); err != nil {
+		return nil, err
 	}
 	idle := cfg.MerchantIdleTTL
 	if idle == 0 {
@@ -286,12 +277,12 @@ func (s *Sandbox) forgetIdle() {
 // ForgetIdle forgets the open-mode merchants idle at now for longer than
 // the TTL with nothing scheduled or being delivered, and returns their ids.
 func (s *Sandbox) ForgetIdle(now time.Time) []string {
-	busy := func(id string) bool { return s.sched.Pending(id) > 0 }
+	busy := func(id string) bool { return s.sched.Pending(id) > 0 || s.hooks.Busy(id) }
 	gone := s.merchants.Forget(now, s.idleTTL, busy)
 	for _, id := range gone {
 		ctx := context.Background()
 		s.sched.Forget(id)
-		s.hooks.Reset(id)
+		s.hooks.Forget(id)
 		s.clocks.Reset(id)
 		if err := s.store.Reset(ctx, id); err != nil {
 			s.log.Warn("forgotten merchant's payments not dropped", "merchant", id, "error", err)
@@ -344,6 +335,71 @@ func (s *Sandbox) Webhooks() *webhooks.Dispatcher { return s.hooks }
 
 // Lifecycle is the engine that moves payments to their outcomes.
 func (s *Sandbox) Lifecycle() *lifecycle.Engine { return s.engine }
+
+// defaultEndpoints are the --webhook-url endpoints every merchant without
+// its own receives, signed with the configured secret or one generated
+// (and logged) for them.
+func defaultEndpoints(cfg WebhookConfig, logger *slog.Logger) (string, []paymock.WebhookEndpoint, error) {
+	secret := cfg.Secret
+	if secret == "" && len(cfg.URLs) > 0 {
+		var err error
+		if secret, err = webhooks.GenerateSecret(); err != nil {
+			return "", nil, fmt.Errorf("webhook secret: %w", err)
+		}
+		// Logged once, on purpose: without it no receiver can verify.
+		logger.Info("generated a webhook secret for --webhook-url endpoints; pass --webhook-secret to choose your own",
+			"webhook_secret", secret)
+	}
+	endpoints := make([]paymock.WebhookEndpoint, 0, len(cfg.URLs))
+	for _, u := range cfg.URLs {
+		endpoints = append(endpoints, paymock.WebhookEndpoint{URL: u, Secret: secret})
+	}
+	return secret, endpoints, nil
+}
+
+// newFaults is the fault rule book: rules from FaultsFile for every
+// merchant, and each merchant's own.
+func newFaults(cfg Config, seed uint64, ops []string) (*faults.Set, error) {
+	var fileRules []faults.Rule
+	if cfg.FaultsFile != "" {
+		var err error
+		if fileRules, err = faults.LoadFile(cfg.FaultsFile, ops...); err != nil {
+			return nil, err
+		}
+	}
+	fcfg := faults.Config{Seed: seed, FileRules: fileRules, Operations: ops}
+	if ids := derivedIDs(cfg.Seed, 2); ids != nil {
+		fcfg.IDs = ids // a typed nil would not read as "none"
+	}
+	rules, err := faults.New(fcfg)
+	if err != nil {
+		return nil, fmt.Errorf("faults: %w", err)
+	}
+	return rules, nil
+}
+
+// webhookFaults hands the webhook dispatcher the fault rules aimed at it.
+type webhookFaults struct {
+	rules    *faults.Set
+	observer *metrics.Metrics
+}
+
+func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (webhooks.Fault, bool) {
+	r, ok := w.rules.MatchWebhook(merchantID, string(t))
+	if !ok {
+		return webhooks.Fault{}, false
+	}
+	w.observer.InjectedFault("webhooks")
+	return webhooks.Fault{
+		RuleID:        r.ID,
+		Duplicate:     r.Duplicate,
+		BadSignature:  r.BadSignature,
+		TimestampSkew: time.Duration(r.TimestampSkewS) * time.Second,
+		Delay:         time.Duration(r.DelayMS) * time.Millisecond,
+		Reorder:       r.Reorder,
+		Window:        time.Duration(r.WindowMS) * time.Millisecond,
+	}, true
+}
 
 // derivedIDs is the id generator of one part of the sandbox: seeded from
 // the run's seed when there is one, so that its draws do not shift the
