@@ -1,0 +1,194 @@
+// The settings of ../docker-compose.yml run for real, without docker: the
+// paymock binary with the paymock service's environment, the shop with the
+// app's, an order paid through them, and the report gate at the end. And
+// the shape of ../github-actions.yml: its last step is that gate.
+
+package shop_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/paymock/paymock/sandbox"
+
+	shop "github.com/paymock/paymock/examples/merchant-go"
+)
+
+type composeFile struct {
+	Services map[string]struct {
+		Build struct {
+			Context    string `yaml:"context"`
+			Dockerfile string `yaml:"dockerfile"`
+		} `yaml:"build"`
+		Environment map[string]string `yaml:"environment"`
+	} `yaml:"services"`
+}
+
+func readYAML(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// freeAddr is a loopback address nothing listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// buildPaymock builds the paymock binary of this checkout, in its own
+// module (as the Dockerfile does).
+func buildPaymock(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "paymock")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/paymock")
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build paymock: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestDockerCompose_TheAppGetsPaid(t *testing.T) {
+	var cf composeFile
+	readYAML(t, "../docker-compose.yml", &cf)
+	pm, app := cf.Services["paymock"], cf.Services["app"]
+	for _, b := range []struct{ ctx, file string }{{pm.Build.Context, pm.Build.Dockerfile}, {app.Build.Context, app.Build.Dockerfile}} {
+		if _, err := os.Stat(filepath.Join("..", b.ctx, b.file)); err != nil {
+			t.Errorf("a build of docker-compose.yml: %v", err)
+		}
+	}
+
+	// The app, as the app service configures it; "paymock:8080" is the
+	// binary started below.
+	paymockAddr := freeAddr(t)
+	env := func(name string) string {
+		return strings.ReplaceAll(app.Environment[name], "paymock:8080", paymockAddr)
+	}
+	sh, err := shop.New(shop.ConfigFromEnv(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appSrv := &http.Server{Handler: sh.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = appSrv.Serve(ln) }()
+	t.Cleanup(func() { _ = appSrv.Close() })
+
+	// paymock, as the paymock service configures it; "app:8000" is the
+	// shop above.
+	bin := buildPaymock(t)
+	cmd := exec.Command(bin, "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "PAYMOCK_ADDR="+paymockAddr)
+	for k, v := range pm.Environment {
+		cmd.Env = append(cmd.Env, k+"="+strings.ReplaceAll(v, "app:8000", ln.Addr().String()))
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	base := "http://" + paymockAddr
+	waitUntil(t, "paymock answers /healthz", func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == 200
+	})
+
+	resp, err := http.Post("http://"+ln.Addr().String()+"/orders", "application/json",
+		strings.NewReader(`{"id":"ord_1","amount":"10.50","currency":"EUR","email":"jane@example.com","name":"Jane"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o shop.Order
+	err = json.NewDecoder(resp.Body).Decode(&o)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /orders: %d %v", resp.StatusCode, err)
+	}
+	c, err := sandbox.NewClient(sandbox.ClientConfig{URL: base, APIKey: app.Environment["PAYMENTS_API_KEY"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Complete(t.Context(), o.PaymentID); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the order is paid", func() bool {
+		got, _ := sh.Order("ord_1")
+		return got.Status == shop.Paid
+	})
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	report := exec.CommandContext(ctx, bin, "report", "--url", base, "--api-key", app.Environment["PAYMENTS_API_KEY"], "--fail-on-violations")
+	if out, err := report.CombinedOutput(); err != nil {
+		t.Errorf("the report gate: %v\n%s", err, out)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting until %s", what)
+}
+
+func TestGitHubActions_EndsWithTheContractGate(t *testing.T) {
+	var wf struct {
+		Jobs map[string]struct {
+			Services map[string]struct {
+				Image string            `yaml:"image"`
+				Env   map[string]string `yaml:"env"`
+			} `yaml:"services"`
+			Env   map[string]string `yaml:"env"`
+			Steps []struct {
+				Run string `yaml:"run"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	readYAML(t, "../github-actions.yml", &wf)
+	job, ok := wf.Jobs["contract"]
+	if !ok || len(job.Steps) == 0 {
+		t.Fatalf("no contract job with steps")
+	}
+	svc := job.Services["paymock"]
+	if !strings.Contains(svc.Image, "needs.paymock-image.outputs.image") {
+		t.Errorf("the service runs %q, want the image the first job built", svc.Image)
+	}
+	if svc.Env["PAYMOCK_API_KEY"] != job.Env["PAYMENTS_API_KEY"] || svc.Env["PAYMOCK_WEBHOOK_SECRET"] != job.Env["WEBHOOK_SECRET"] {
+		t.Errorf("the app and paymock disagree on the key or the webhook secret")
+	}
+	last := job.Steps[len(job.Steps)-1].Run
+	for _, want := range []string{" report ", "--fail-on-violations", `--api-key "$PAYMENTS_API_KEY"`} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the last step does not say %q:\n%s", want, last)
+		}
+	}
+}
