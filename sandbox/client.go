@@ -115,8 +115,12 @@ func (c *Client) Expire(ctx context.Context, id string) (paymock.Payment, error)
 }
 
 func (c *Client) transition(ctx context.Context, id, action string) (paymock.Payment, error) {
+	seg, err := pathID("payment", id)
+	if err != nil {
+		return paymock.Payment{}, err
+	}
 	var raw json.RawMessage
-	if err := c.do(ctx, http.MethodPost, "/_sandbox/payments/"+url.PathEscape(id)+"/"+action, nil, nil, &raw); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/_sandbox/payments/"+seg+"/"+action, nil, nil, &raw); err != nil {
 		return paymock.Payment{}, err
 	}
 	return DecodePayment(raw)
@@ -186,7 +190,11 @@ func (c *Client) Events(ctx context.Context) ([]webhooks.EventRecord, error) {
 // webhook-id and body, and returns the event with the new round queued.
 func (c *Client) Redeliver(ctx context.Context, eventID string) (webhooks.EventRecord, error) {
 	var rec webhooks.EventRecord
-	err := c.do(ctx, http.MethodPost, "/_sandbox/events/"+url.PathEscape(eventID)+"/redeliver", nil, nil, &rec)
+	seg, err := pathID("event", eventID)
+	if err != nil {
+		return rec, err
+	}
+	err = c.do(ctx, http.MethodPost, "/_sandbox/events/"+seg+"/redeliver", nil, nil, &rec)
 	return rec, err
 }
 
@@ -284,7 +292,11 @@ func (c *Client) Faults(ctx context.Context) ([]faults.Rule, error) {
 
 // DeleteFault removes one fault rule.
 func (c *Client) DeleteFault(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, "/_sandbox/faults/"+url.PathEscape(id), nil, nil, nil)
+	seg, err := pathID("fault rule", id)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodDelete, "/_sandbox/faults/"+seg, nil, nil, nil)
 }
 
 // ClearFaults removes every fault rule of the merchant.
@@ -320,7 +332,11 @@ func (c *Client) APIKeys(ctx context.Context) ([]APIKey, error) {
 
 // RevokeAPIKey makes a key unusable at once.
 func (c *Client) RevokeAPIKey(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, "/_sandbox/api-keys/"+url.PathEscape(id), nil, nil, nil)
+	seg, err := pathID("API key", id)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodDelete, "/_sandbox/api-keys/"+seg, nil, nil, nil)
 }
 
 // WebhookEndpoint is one of the merchant's webhook endpoints. Endpoints
@@ -354,7 +370,20 @@ func (c *Client) WebhookEndpoints(ctx context.Context) ([]WebhookEndpoint, error
 
 // DeleteWebhookEndpoint removes an endpoint made at run time.
 func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id string) error {
-	return c.do(ctx, http.MethodDelete, "/_sandbox/webhook-endpoints/"+url.PathEscape(id), nil, nil, nil)
+	seg, err := pathID("webhook endpoint", id)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodDelete, "/_sandbox/webhook-endpoints/"+seg, nil, nil, nil)
+}
+
+// pathID is id as a path segment. An empty id would name another route
+// (or none), so it is refused before anything is sent.
+func pathID(what, id string) (string, error) {
+	if id == "" {
+		return "", fmt.Errorf("the %s id is empty: pass the id the API answered with", what)
+	}
+	return url.PathEscape(id), nil
 }
 
 // listPageSize is the largest page the control API serves.

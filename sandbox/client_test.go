@@ -164,6 +164,10 @@ func TestClient_UnknownPaymentIsATypedNotFound(t *testing.T) {
 	if got := err.Error(); got != "paymock answered 404 resource_missing: no such payment: 'pay_doesnotexist/../x y'" {
 		t.Errorf("message %q", got)
 	}
+	// An empty id names no payment; it is refused before it is sent.
+	if _, err := c.Complete(t.Context(), ""); err == nil || err.Error() != "the payment id is empty: pass the id the API answered with" {
+		t.Errorf("empty id: %v", err)
+	}
 }
 
 func TestClient_DecodesTheVariantForms(t *testing.T) {
