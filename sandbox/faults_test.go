@@ -4,6 +4,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paymock/paymock"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // withFault sends one API call with a Paymock-Fault header.
@@ -310,4 +314,106 @@ func TestFaults_ControlAPIIsNeverFaulted(t *testing.T) {
 		t.Errorf("control API faulted: %d", st)
 	}
 	_ = context.Background()
+}
+
+// webhookFaultEnv is a sandbox whose merchants' events go to a raw
+// receiver signed with testSecret.
+func webhookFaultEnv(t *testing.T) (*testEnv, *rawReceiver) {
+	rcv := newRawReceiver(t)
+	env := newEnv(t, withWebhooks(nil, paymock.WebhookEndpoint{URL: rcv.srv.URL, Secret: testSecret}))
+	return env, rcv
+}
+
+func TestWebhookFaults_DuplicatesCarryOneIDAndEachVerifies(t *testing.T) {
+	env, rcv := webhookFaultEnv(t)
+	env.addFault(keyA, map[string]any{"target": "webhooks", "event_type": "payment.completed", "duplicate": 2, "times": 1})
+	id := env.create(keyA, nil)
+	env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
+	a, b := rcv.next(t), rcv.next(t)
+	if a.Header.Get("webhook-id") == "" || a.Header.Get("webhook-id") != b.Header.Get("webhook-id") {
+		t.Errorf("ids %q and %q", a.Header.Get("webhook-id"), b.Header.Get("webhook-id"))
+	}
+	for _, d := range []rawDelivery{a, b} {
+		if err := verify(t, testSecret, d); err != nil {
+			t.Errorf("a duplicate does not verify: %v", err)
+		}
+	}
+	// The journal says which rule shaped the attempts (advancing by 0
+	// waits for the deliveries under way to be recorded).
+	env.advance(keyA, 0)
+	atts := env.events(keyA)[0]["deliveries"].([]any)[0].(map[string]any)["attempts"].([]any)
+	if len(atts) != 2 || atts[0].(map[string]any)["fault"] == nil {
+		t.Errorf("attempts %v", atts)
+	}
+	// times: 1 — the next event is sent once.
+	id2 := env.create(keyA, nil)
+	env.do("POST", "/_sandbox/payments/"+id2+"/complete", keyA, nil)
+	rcv.next(t)
+	rcv.none(t)
+}
+
+func TestWebhookFaults_BadSignatureFailsVerification(t *testing.T) {
+	env, rcv := webhookFaultEnv(t)
+	env.addFault(keyA, map[string]any{"target": "webhooks", "bad_signature": true, "times": 1})
+	id := env.create(keyA, nil)
+	env.do("POST", "/_sandbox/payments/"+id+"/fail", keyA, nil)
+	d := rcv.next(t)
+	if err := verify(t, testSecret, d); err == nil {
+		t.Error("a delivery signed with a wrong secret verified")
+	}
+}
+
+func TestWebhookFaults_SkewedTimestampFailsTheToleranceCheck(t *testing.T) {
+	env, rcv := webhookFaultEnv(t)
+	env.addFault(keyA, map[string]any{"target": "webhooks", "timestamp_skew_s": -600, "times": 1})
+	id := env.create(keyA, nil)
+	env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
+	d := rcv.next(t)
+	wh, _ := standardwebhooks.NewWebhook(testSecret)
+	if err := wh.Verify(d.Body, d.Header); !errors.Is(err, standardwebhooks.ErrMessageTooOld) {
+		t.Errorf("skewed by -600 s: %v, want ErrMessageTooOld", err)
+	}
+	if err := wh.VerifyIgnoringTimestamp(d.Body, d.Header); err != nil {
+		t.Errorf("the signature over the skewed timestamp is wrong: %v", err)
+	}
+}
+
+func TestWebhookFaults_ReorderSendsNewestFirst(t *testing.T) {
+	env, rcv := webhookFaultEnv(t)
+	env.addFault(keyA, map[string]any{"target": "webhooks", "reorder": true, "window_ms": 1000})
+	ids := []string{env.create(keyA, nil), env.create(keyA, nil), env.create(keyA, nil)}
+	for _, id := range ids {
+		env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
+	}
+	rcv.none(t) // held in the window, on the merchant's frozen clock
+	env.advance(keyA, 2)
+	var order []string
+	for range ids {
+		d := rcv.next(t)
+		for _, id := range ids {
+			if bytes.Contains(d.Body, []byte(id)) {
+				order = append(order, id)
+			}
+		}
+	}
+	if len(order) != 3 || order[0] != ids[2] || order[2] != ids[0] {
+		t.Errorf("arrived %v, want newest first of %v", order, ids)
+	}
+}
+
+func TestWebhookFaults_NoneLeavesDeliveryAsBefore(t *testing.T) {
+	env, rcv := webhookFaultEnv(t)
+	r := env.addFault(keyA, map[string]any{"target": "webhooks", "duplicate": 3})
+	env.do("DELETE", "/_sandbox/faults/"+r["id"].(string), keyA, nil)
+	id := env.create(keyA, nil)
+	env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
+	if err := verify(t, testSecret, rcv.next(t)); err != nil {
+		t.Error(err)
+	}
+	rcv.none(t)
+	env.advance(keyA, 0)
+	atts := env.events(keyA)[0]["deliveries"].([]any)[0].(map[string]any)["attempts"].([]any)
+	if len(atts) != 1 || atts[0].(map[string]any)["fault"] != nil {
+		t.Errorf("attempts %v", atts)
+	}
 }

@@ -75,6 +75,12 @@ func withSeed(seed uint64) envOption { return func(c *envConfig) { c.seed = &see
 // withFaultsFile applies the fault rules of a file to every merchant.
 func withFaultsFile(path string) envOption { return func(c *envConfig) { c.faultsFile = path } }
 
+// withMaxMerchants caps the open-mode merchants held at once.
+func withMaxMerchants(n int) envOption { return func(c *envConfig) { c.maxMerchants = n } }
+
+// withMetrics serves /metrics.
+func withMetrics() envOption { return func(c *envConfig) { c.metrics = true } }
+
 // withJournalSize keeps n requests per merchant; 0 turns the journal off.
 func withJournalSize(n int) envOption { return func(c *envConfig) { c.journalSize = &n } }
 

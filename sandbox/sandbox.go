@@ -277,7 +277,10 @@ func (s *Sandbox) forgetIdle() {
 // ForgetIdle forgets the open-mode merchants idle at now for longer than
 // the TTL with nothing scheduled or being delivered, and returns their ids.
 func (s *Sandbox) ForgetIdle(now time.Time) []string {
-	busy := func(id string) bool { return s.sched.Pending(id) > 0 || s.hooks.Busy(id) }
+	// Busy: a delivery under way or due for a retry, or a payment still
+	// pending (its expiry and scenario steps are work to come). A final
+	// payment's expiry timer is stale and does not count.
+	busy := func(id string) bool { return s.hooks.Busy(id) || s.hasPending(id) }
 	gone := s.merchants.Forget(now, s.idleTTL, busy)
 	for _, id := range gone {
 		ctx := context.Background()
@@ -399,6 +402,27 @@ func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (web
 		Reorder:       r.Reorder,
 		Window:        time.Duration(r.WindowMS) * time.Millisecond,
 	}, true
+}
+
+// hasPending reports whether the merchant has a payment still pending; on
+// a store error it says yes, so nothing is forgotten by mistake.
+func (s *Sandbox) hasPending(merchantID string) bool {
+	ctx := context.Background()
+	const page = 100
+	for offset := 0; ; offset += page {
+		ps, total, err := s.store.List(ctx, merchantID, offset, page)
+		if err != nil {
+			return true
+		}
+		for _, p := range ps {
+			if p.Status == paymock.StatusPending {
+				return true
+			}
+		}
+		if offset+page >= total {
+			return false
+		}
+	}
 }
 
 // derivedIDs is the id generator of one part of the sandbox: seeded from

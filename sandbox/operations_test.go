@@ -1,0 +1,81 @@
+// What an operator of a shared sandbox relies on: open mode cannot eat the
+// machine, idle merchants are forgotten, and /metrics tells what runs.
+
+package sandbox
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOpenMode_NewTokensPastTheCapAre429(t *testing.T) {
+	env := newEnv(t, withMaxMerchants(3))
+	id := env.create("sk_test_m1", nil)
+	env.create("sk_test_m2", nil)
+	env.create("sk_test_m3", nil)
+	st, body, _ := env.do("GET", "/api/v1/payments", "sk_test_m4", nil)
+	if st != http.StatusTooManyRequests {
+		t.Fatalf("a fourth merchant: %d %v", st, body)
+	}
+	if e := errorOf(t, body); e["type"] != "rate_limit_error" || e["code"] != "merchant_limit" {
+		t.Errorf("error %v", e)
+	}
+	// Existing merchants are untouched.
+	if p := env.get("sk_test_m1", id); p["id"] != id {
+		t.Errorf("m1 lost its payment: %v", p)
+	}
+}
+
+func TestOpenMode_IdleMerchantsAreForgottenBusyOnesKept(t *testing.T) {
+	env := newEnv(t)
+	idle, busy := "sk_test_idle", "sk_test_busy"
+	done := env.create(idle, nil)
+	env.do("POST", "/_sandbox/payments/"+done+"/complete", idle, nil)
+	pending := env.create(busy, nil) // its expiry is scheduled: work pending
+	gone := env.sb.ForgetIdle(time.Now().Add(DefaultMerchantIdleTTL + time.Minute))
+	if len(gone) != 1 {
+		t.Fatalf("forgot %v, want the idle merchant only", gone)
+	}
+	if st, _, _ := env.do("GET", "/api/v1/payments/"+done, idle, nil); st != http.StatusNotFound {
+		t.Errorf("a forgotten merchant's payment is still there: %d", st)
+	}
+	if p := env.get(busy, pending); p["status"] != "pending" {
+		t.Errorf("the busy merchant lost its payment: %v", p)
+	}
+	if !strings.Contains(env.logs.String(), "forgot an idle open-mode merchant") {
+		t.Error("no log line for the forgotten merchant")
+	}
+}
+
+func TestMetrics_CountRequestsViolationsAndMerchants(t *testing.T) {
+	env := newEnv(t, withMetrics())
+	env.create(keyA, nil)
+	env.do("POST", "/api/v1/payments", keyA, map[string]any{"amount": "x"})
+	resp, err := http.Get(env.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(b)
+	for _, want := range []string{
+		`paymock_requests_total{operation="createPayment",status="201"} 1`,
+		`paymock_requests_total{operation="createPayment",status="400"} 1`,
+		`paymock_contract_violations_total{side="request"} 1`,
+		`paymock_merchants 1`,
+		"go_goroutines",
+		"process_resident_memory_bytes",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	// Off unless asked for.
+	plain := newEnv(t)
+	if resp, err := http.Get(plain.URL + "/metrics"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Errorf("/metrics without the flag: %v %v", resp.StatusCode, err)
+	}
+}
