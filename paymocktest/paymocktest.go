@@ -259,17 +259,22 @@ func checkViolations(t testing.TB, clients []*sandbox.Client) {
 	var lines []string
 	total := 0
 	for _, c := range clients {
-		entries, err := c.Requests(ctx, sandbox.RequestFilter{Violations: true})
-		if err != nil {
-			t.Errorf("paymocktest: read the request journal for the contract check: %v", err)
-			return
-		}
+		// The report counts every call, also those the bounded journal
+		// has let go; most tests have none, and stop at this one call.
 		rep, err := c.Report(ctx)
 		if err != nil {
 			t.Errorf("paymocktest: read the report for the contract check: %v", err)
 			return
 		}
+		if rep.ViolatingCalls == 0 {
+			continue
+		}
 		total += rep.ViolatingCalls
+		entries, err := c.Requests(ctx, sandbox.RequestFilter{Violations: true})
+		if err != nil {
+			t.Errorf("paymocktest: read the request journal for the contract check: %v", err)
+			return
+		}
 		slices.Reverse(entries)
 		for _, e := range entries {
 			if !strings.HasPrefix(e.Path, "/api/") {
