@@ -5,10 +5,14 @@ package interop
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
 func TestLint_SpectralFindsNothing(t *testing.T) {
@@ -80,4 +84,65 @@ func TestLint_RedoclyFindsNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLint_EverySchemaUsesPortableForms(t *testing.T) {
+	needInterop(t)
+	for _, name := range documents {
+		data, err := os.ReadFile(docPath(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var root any
+		if err := yaml.Unmarshal(data, &root); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, problem := range portabilityProblems(root, "#") {
+			t.Errorf("%s: %s", name, problem)
+		}
+	}
+}
+
+// portabilityProblems walks a document's YAML for forms that OpenAPI 3.0
+// and 3.1 tools or JSON Schema converters read differently, or that make
+// generators pick narrow types.
+func portabilityProblems(node any, at string) []string {
+	var out []string
+	switch n := node.(type) {
+	case map[string]any:
+		typ, _ := n["type"].(string)
+		format, _ := n["format"].(string)
+		_, isExample := n["value"]
+		switch {
+		case isExample:
+			return nil // an example's value is data, not a schema
+		case typ == "number" && format != "double" && format != "float":
+			out = append(out, at+": a number without format double, so generators may make it a float32")
+		case typ == "integer" && format != "int32" && format != "int64":
+			out = append(out, at+": an integer without format int32 or int64")
+		}
+		for _, k := range []string{"exclusiveMinimum", "exclusiveMaximum"} {
+			if _, isBool := n[k].(bool); isBool {
+				out = append(out, at+": boolean "+k+" is OpenAPI 3.0 only; use minimum or maximum with the bound itself")
+			}
+		}
+		if nullable, _ := n["nullable"].(bool); nullable {
+			if typ == "" {
+				out = append(out, at+": nullable without type admits nothing under OpenAPI 3.0.3; say the type in the same schema")
+			}
+			for _, k := range []string{"allOf", "oneOf", "anyOf", "$ref"} {
+				if _, has := n[k]; has {
+					out = append(out, at+": nullable beside "+k+" does not admit null under a strict reading; make the referenced schema nullable itself")
+				}
+			}
+		}
+		for _, k := range sortedKeys(n) {
+			out = append(out, portabilityProblems(n[k], at+"/"+k)...)
+		}
+	case []any:
+		for i, v := range n {
+			out = append(out, portabilityProblems(v, fmt.Sprintf("%s/%d", at, i))...)
+		}
+	}
+	return out
 }
