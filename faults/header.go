@@ -41,9 +41,11 @@ func ParseHeader(v string) (Rule, error) {
 			case part == "":
 				problems = append(problems, "an empty setting between semicolons")
 				continue
-			case seen[key]:
+			case seen[key] && knownHeaderKey(key):
 				problems = append(problems, key+" is given twice")
 				continue
+			case seen[key]:
+				continue // an unknown setting is named once, however often it is sent
 			}
 			seen[key] = true
 			if p := r.setHeaderField(key, val, hasVal); p != "" {
@@ -61,10 +63,29 @@ func ParseHeader(v string) (Rule, error) {
 		}
 	}
 	if len(problems) > 0 {
+		// The value may be as long as the server's header limit: the
+		// message names the first few problems only, so it stays short
+		// in the answer and in the journal.
+		if n := len(problems); n > maxHeaderProblems {
+			problems = append(problems[:maxHeaderProblems], fmt.Sprintf("and %d more", n-maxHeaderProblems))
+		}
 		msg := fmt.Sprintf("%s %q: %s; %s", Header, clip(v, 100), strings.Join(problems, "; "), headerForms)
 		return Rule{}, paymock.Invalid(paymock.Violation{Param: Header, Code: "parameter_invalid", Message: msg})
 	}
 	return r.Normalize(), nil
+}
+
+// maxHeaderProblems is how many problems of one header value a message
+// names.
+const maxHeaderProblems = 5
+
+// knownHeaderKey reports whether key is a setting of the header.
+func knownHeaderKey(key string) bool {
+	switch key {
+	case "status", "retry_after", "delay", "when", "reset":
+		return true
+	}
+	return false
 }
 
 // setHeaderField applies one key=value setting, or says what is wrong.
