@@ -59,6 +59,11 @@ func Invalid(vs ...Violation) *Error {
 	return &Error{Type: InvalidRequest, Code: vs[0].Code, Message: vs[0].Message, Param: vs[0].Param, Violations: vs}
 }
 
+// ErrUnavailable is wrapped by a store that cannot reach its backend (a
+// database that is down): the call may be tried again, and is answered
+// 503 api_error.
+var ErrUnavailable = errors.New("store unavailable")
+
 // ErrNotFound is wrapped by store look-ups of an id the merchant does not own.
 var ErrNotFound = errors.New("not found")
 

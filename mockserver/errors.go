@@ -43,6 +43,10 @@ func classify(err error) (int, *paymock.Error) {
 	if errors.As(err, &se) {
 		return se.Status, se.Err
 	}
+	if errors.Is(err, paymock.ErrUnavailable) {
+		return http.StatusServiceUnavailable, &paymock.Error{Type: paymock.APIError, Code: "store_unavailable",
+			Message: "the sandbox's database cannot be reached; try again shortly"}
+	}
 	if de, ok := paymock.AsError(err); ok {
 		if s, ok := statusOfType[de.Type]; ok {
 			return s, de

@@ -9,12 +9,13 @@ import (
 	"net"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/paymock/paymock"
 )
 
 // ErrUnavailable is wrapped by every error that means the database could
 // not be reached or dropped the connection: the request may succeed later,
 // so the HTTP side answers 503 rather than 500.
-var ErrUnavailable = errors.New("database unavailable")
+var ErrUnavailable = paymock.ErrUnavailable
 
 // check returns err wrapped with what was being done and, when it means
 // the database is unreachable, ErrUnavailable too.
