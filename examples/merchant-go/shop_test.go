@@ -121,32 +121,54 @@ func TestCheckout_ExpiresOnlyWhenItsTimeComes(t *testing.T) {
 }
 
 func TestWebhook_ADuplicateIsActedOnOnce(t *testing.T) {
-	s := paymocktest.New(t)
-	sh := newShop(t, s)
-	o := checkout(t, sh, "ord_1")
-	if _, err := s.Complete(t.Context(), o.PaymentID); err != nil {
-		t.Fatal(err)
-	}
-	first, status := deliverNext(t, s, sh)
-	if status != http.StatusNoContent {
-		t.Fatalf("first delivery: %d", status)
-	}
-	// paymock sends the event again, as a service does after a lost 2xx:
-	// same webhook-id, same body. The control API is reached with the same
-	// typed client that drives paymock in docker.
-	c, err := sandbox.NewClient(sandbox.ClientConfig{URL: s.URL, APIKey: s.APIKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Redeliver(t.Context(), first.ID); err != nil {
-		t.Fatal(err)
-	}
-	again, status := deliverNext(t, s, sh)
-	if again.ID != first.ID || status != http.StatusNoContent {
-		t.Fatalf("redelivery %s answered %d, want %s answered 204", again.ID, status, first.ID)
-	}
-	if got, _ := sh.Order(o.ID); got.Status != shop.Paid || got.Confirmations != 1 {
-		t.Errorf("order %s with %d confirmations, want paid with exactly 1", got.Status, got.Confirmations)
+	for _, tc := range []struct {
+		name string
+		// before runs before the payment completes; after, once the first
+		// delivery was handled. Between them, a second delivery comes.
+		before, after func(t *testing.T, s *paymocktest.Server, first paymocktest.Delivery)
+	}{
+		{"a redelivery", nil, func(t *testing.T, s *paymocktest.Server, first paymocktest.Delivery) {
+			// As a service does after a lost 2xx, through the same typed
+			// client that drives paymock in docker.
+			c, err := sandbox.NewClient(sandbox.ClientConfig{URL: s.URL, APIKey: s.APIKey})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Redeliver(t.Context(), first.ID); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a duplicate fault", func(t *testing.T, s *paymocktest.Server, _ paymocktest.Delivery) {
+			if err := s.Inject(t.Context(), paymocktest.Fault{Target: "webhooks", Duplicate: 2}); err != nil {
+				t.Fatal(err)
+			}
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := paymocktest.New(t)
+			sh := newShop(t, s)
+			o := checkout(t, sh, "ord_1")
+			if tc.before != nil {
+				tc.before(t, s, paymocktest.Delivery{})
+			}
+			if _, err := s.Complete(t.Context(), o.PaymentID); err != nil {
+				t.Fatal(err)
+			}
+			first, status := deliverNext(t, s, sh)
+			if status != http.StatusNoContent {
+				t.Fatalf("first delivery: %d", status)
+			}
+			if tc.after != nil {
+				tc.after(t, s, first)
+			}
+			again, status := deliverNext(t, s, sh)
+			if again.ID != first.ID || status != http.StatusNoContent {
+				t.Fatalf("second delivery %s answered %d, want %s answered 204", again.ID, status, first.ID)
+			}
+			if got, _ := sh.Order(o.ID); got.Status != shop.Paid || got.Confirmations != 1 {
+				t.Errorf("order %s with %d confirmations, want paid with exactly 1", got.Status, got.Confirmations)
+			}
+		})
 	}
 }
 
