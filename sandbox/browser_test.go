@@ -21,6 +21,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/pgtest"
 )
 
 // screenshotDir is test-output/screenshots at the repository root.
@@ -40,7 +41,7 @@ var browser struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m) // a throwaway PostgreSQL when PAYMOCK_TEST_STORE=postgres
 	if browser.stop != nil {
 		browser.stop()
 	}

@@ -23,7 +23,9 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/postgres"
 	"github.com/paymock/paymock/webhooks"
 )
 
@@ -143,7 +145,9 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		journalSize = *cfg.journalSize
 	}
 	srv := httptest.NewUnstartedServer(nil)
+	store := testStore(t)
 	sb, err := New(Config{
+		Store:        store,
 		Logger:       logger,
 		Merchants:    cfg.merchants,
 		Clock:        clockCfg,
@@ -183,6 +187,22 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		}
 	})
 	return env
+}
+
+// testStore is the store a test's sandbox keeps payments in: nil (the
+// memory store), or with PAYMOCK_TEST_STORE=postgres a fresh database on
+// a throwaway PostgreSQL, so the whole suite runs against both.
+func testStore(t testing.TB) paymock.Store {
+	t.Helper()
+	if os.Getenv("PAYMOCK_TEST_STORE") != "postgres" {
+		return nil
+	}
+	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
 }
 
 // logBuffer collects the server's logs; tests read them (keys must never

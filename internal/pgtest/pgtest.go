@@ -59,7 +59,11 @@ var shared struct {
 
 // Main runs the tests of a package that uses URL, then stops the cluster
 // (if a test started it) and exits with the tests' code.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain that has more to do after the tests: it runs
+// them, stops the cluster, and returns the exit code.
+func Run(m *testing.M) int {
 	shared.mu.Lock()
 	shared.main = true
 	shared.mu.Unlock()
@@ -75,7 +79,7 @@ func Main(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // URL returns the URL of a new, empty database that is dropped when t
