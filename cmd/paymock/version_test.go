@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -81,11 +82,12 @@ func TestFormatVersionLine_NamesReleasesAndCommits(t *testing.T) {
 	}
 }
 
-// TestBuild_VersionOfAPlainGoBuildInAClone builds the binary the way the
-// README tells a newcomer to (go build -o paymock ./cmd/paymock, with Go's
-// default VCS stamping) and checks that "paymock version" prints the form
-// the README documents.
-func TestBuild_VersionOfAPlainGoBuildInAClone(t *testing.T) {
+// TestBuild_PlainGoBuildPrintsTheDocumentedVersionAndExitCodes builds the
+// binary the way the README tells a newcomer to (go build -o paymock
+// ./cmd/paymock, with Go's default VCS stamping) and checks what scripts
+// rely on: the form of "paymock version" the README documents, and the
+// exit codes, which "go run" would report as its own 1.
+func TestBuild_PlainGoBuildPrintsTheDocumentedVersionAndExitCodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -102,6 +104,7 @@ func TestBuild_VersionOfAPlainGoBuildInAClone(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+
 	out, err := exec.Command(bin, "version").Output()
 	if err != nil {
 		t.Fatalf("paymock version: %v", err)
@@ -109,5 +112,28 @@ func TestBuild_VersionOfAPlainGoBuildInAClone(t *testing.T) {
 	want := regexp.MustCompile(`^paymock (dev|v\d+\.\d+\.\d+\S*) \(commit [0-9a-f]{12}(, modified)?\) go1\.\d+(\.\d+)?\S* \w+/\w+\n$`)
 	if !want.Match(out) {
 		t.Errorf("paymock version printed %q, want the form %s", out, want)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-h"}, 0},
+		{[]string{"report", "-h"}, 0},
+		{[]string{"--bogus"}, 2},
+		{[]string{"report", "--url", "http://localhost:1"}, 2},
+		{[]string{"healthcheck", "--addr", closedPort(t)}, 1},
+	} {
+		err := exec.Command(bin, tt.args...).Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tt.code {
+			t.Errorf("paymock %s exited %d, want %d", strings.Join(tt.args, " "), code, tt.code)
+		}
 	}
 }
