@@ -1,0 +1,50 @@
+// Tests that the compiled fast path of the contract check lets no broken
+// answer through the whole request chain.
+
+package sandbox
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/paymock/paymock"
+)
+
+func TestContract_FastPathStillRefusesBrokenAnswers(t *testing.T) {
+	good := func(env *testEnv) paymock.Payment {
+		return paymock.Payment{ID: "pay_" + strings.Repeat("x", 24), MerchantID: merchantID(t, keyA), Currency: "USD", Amount: 100,
+			Status: paymock.StatusPending, Customer: paymock.Customer{ID: "cus_" + strings.Repeat("y", 24), Email: "a@b.co", Name: "A"},
+			Description: "d", SuccessURL: "https://a.example", CancelURL: "https://a.example", CheckoutURL: "https://a.example/c"}
+	}
+	tests := []struct {
+		name  string
+		spoil func(*paymock.Payment)
+		log   string
+	}{
+		{"broken pattern", func(p *paymock.Payment) { p.Customer.ID = "cus_short" }, "customer"},
+		{"broken format", func(p *paymock.Payment) { p.Customer.Email = "not an address" }, "email"},
+		{"broken uri", func(p *paymock.Payment) { p.SuccessURL = "no scheme" }, "success_url"},
+		{"wrong type", func(p *paymock.Payment) { p.Metadata = []byte(`["not","an","object"]`) }, "metadata"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t, expectingViolations())
+			p := good(env)
+			tc.spoil(&p)
+			if err := env.store.Insert(t.Context(), p); err != nil {
+				t.Fatal(err)
+			}
+			st, body, _ := env.do("GET", "/api/v1/payments/"+p.ID, keyA, nil)
+			if st != http.StatusInternalServerError {
+				t.Fatalf("status %d: %v", st, body)
+			}
+			if e := errorOf(t, body); e["code"] != "response_contract_violation" {
+				t.Errorf("error %v", e)
+			}
+			if !strings.Contains(env.logs.String(), tc.log) {
+				t.Errorf("violation of %s not logged: %s", tc.log, env.logs.String())
+			}
+		})
+	}
+}
