@@ -5,6 +5,7 @@ package paymock
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/mail"
 	"net/url"
 	"strings"
@@ -58,6 +59,10 @@ func (c CardInput) GoString() string { return c.String() }
 const (
 	MaxExpiresIn = 30 * 24 * 60 * 60 // 30 days, in seconds
 	MaxMCC       = 9999
+	// MinCardYear and MaxCardYear bound a card's four-digit expiry year,
+	// as the contract does: a year like 1486 or 2500 is a client's bug.
+	MinCardYear = 2000
+	MaxCardYear = 2100
 )
 
 // ValidatedCreate is a create request that passed every rule, with its
@@ -174,12 +179,12 @@ func validatePaymentMethod(pm *PaymentMethodInput, now time.Time) []Violation {
 			add("payment_method.card.number", "card_number_invalid", "payment_method.card.number must be 12 to 19 digits and pass the Luhn check")
 		}
 		monthOK := c.ExpiryMonth >= 1 && c.ExpiryMonth <= 12
-		yearOK := c.ExpiryYear >= 1000 && c.ExpiryYear <= 9999
+		yearOK := c.ExpiryYear >= MinCardYear && c.ExpiryYear <= MaxCardYear
 		if !monthOK {
 			add("payment_method.card.expiry_month", "parameter_invalid", "payment_method.card.expiry_month must be 1 to 12")
 		}
 		if !yearOK {
-			add("payment_method.card.expiry_year", "parameter_invalid", "payment_method.card.expiry_year must have four digits")
+			add("payment_method.card.expiry_year", "parameter_invalid", fmt.Sprintf("payment_method.card.expiry_year must be a four-digit year from %d to %d", MinCardYear, MaxCardYear))
 		}
 		// A card is valid through the last day of its expiry month.
 		if monthOK && yearOK {

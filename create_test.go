@@ -394,9 +394,11 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "rejects two-digit year", edit: card(func(c *CardInput) { c.ExpiryYear = 30 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects five-digit year", edit: card(func(c *CardInput) { c.ExpiryYear = 20300 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects three-digit year as malformed, not expired", edit: card(func(c *CardInput) { c.ExpiryYear = 999 }), want: []pc{{pYear, "parameter_invalid"}}},
-		{name: "rejects year 1000 as expired", edit: card(func(c *CardInput) { c.ExpiryYear = 1000 }), want: []pc{{pYear, "card_expired"}}},
+		{name: "rejects year 1486, four digits but no card's", edit: card(func(c *CardInput) { c.ExpiryYear = 1486 }), want: []pc{{pYear, "parameter_invalid"}}},
+		{name: "rejects year 1999 as malformed, not expired", edit: card(func(c *CardInput) { c.ExpiryYear = 1999 }), want: []pc{{pYear, "parameter_invalid"}}},
+		{name: "rejects year 2101", edit: card(func(c *CardInput) { c.ExpiryYear = 2101 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects month and year together", edit: card(func(c *CardInput) { c.ExpiryMonth, c.ExpiryYear = 0, 0 }), want: []pc{{pMonth, "parameter_invalid"}, {pYear, "parameter_invalid"}}},
-		{name: "accepts year 9999", edit: card(func(c *CardInput) { c.ExpiryYear = 9999 })},
+		{name: "accepts year 2100", edit: card(func(c *CardInput) { c.ExpiryYear = 2100 })},
 		// Not expired (testNow is May 2026; valid through the end of the month).
 		{name: "rejects last month", edit: card(func(c *CardInput) { c.ExpiryMonth, c.ExpiryYear = 4, 2026 }), want: []pc{{pYear, "card_expired"}}},
 		{name: "accepts this month", edit: card(func(c *CardInput) { c.ExpiryMonth, c.ExpiryYear = 5, 2026 })},

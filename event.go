@@ -5,6 +5,7 @@ package paymock
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -66,7 +67,7 @@ func NewEvent(id string, t EventType, p Payment, at time.Time, enc Encoding) (Ev
 func (p *Payment) Transition(to Status, now time.Time) error {
 	if p.Status.Final() {
 		return &Error{Type: Conflict, Code: "payment_final",
-			Message: fmt.Sprintf("payment %s is already %s; a %s payment cannot change", p.ID, p.Status, p.Status), Param: "id"}
+			Message: fmt.Sprintf("payment %s is already %s; %s %s payment cannot change", p.ID, p.Status, article(string(p.Status)), p.Status), Param: "id"}
 	}
 	switch to {
 	case StatusCompleted, StatusExpired, StatusFailed:
@@ -80,4 +81,12 @@ func (p *Payment) Transition(to Status, now time.Time) error {
 		p.CompletedAt = now
 	}
 	return nil
+}
+
+// article is "a" or "an" for a word, as it is spoken.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

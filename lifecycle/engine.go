@@ -183,6 +183,12 @@ func (e *Engine) Events(m *paymock.Merchant, offset, limit int) ([]webhooks.Even
 	return e.hooks.Events(m.ID, offset, limit)
 }
 
+// SendTest sends a signed webhook.test event to one endpoint of m and
+// waits for its one attempt (or ctx).
+func (e *Engine) SendTest(ctx context.Context, m *paymock.Merchant, ep paymock.WebhookEndpoint) (webhooks.EventRecord, error) {
+	return e.hooks.SendTest(ctx, m, ep)
+}
+
 // Redeliver sends an event again to every endpoint.
 func (e *Engine) Redeliver(ctx context.Context, m *paymock.Merchant, eventID string) (webhooks.EventRecord, error) {
 	return e.hooks.Redeliver(ctx, m.ID, eventID)

@@ -5,6 +5,7 @@ package mockserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -133,4 +134,21 @@ func (s *Server) deleteWebhookEndpoint(c *echo.Context) error {
 		return notFoundIfMissing(err, "webhook endpoint", id)
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// sendTestEvent handles POST /_sandbox/webhook-endpoints/{id}/test: a
+// signed webhook.test event to that endpoint alone.
+func (s *Server) sendTestEvent(c *echo.Context) error {
+	m, id := merchantOf(c), pathParam(c, "id")
+	ep, err := s.developers.Endpoint(m.ID, id)
+	if err != nil {
+		return notFoundIfMissing(err, "webhook endpoint", id)
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
+	defer cancel()
+	rec, err := s.lifecycle.SendTest(ctx, m, paymock.WebhookEndpoint{ID: ep.ID, URL: ep.URL, Secret: ep.Secret})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, rec)
 }

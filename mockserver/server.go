@@ -218,6 +218,7 @@ func (s *Server) registerControlRoutes(e *echo.Echo) {
 		e.GET("/_sandbox/webhook-endpoints", s.listWebhookEndpoints)
 		e.POST("/_sandbox/webhook-endpoints", s.addWebhookEndpoint)
 		e.DELETE("/_sandbox/webhook-endpoints/:id", s.deleteWebhookEndpoint)
+		e.POST("/_sandbox/webhook-endpoints/:id/test", s.sendTestEvent)
 	}
 }
 

@@ -208,3 +208,23 @@ func TestWebhookEndpoints_ConfiguredOnesAreReadOnly(t *testing.T) {
 		t.Errorf("delete a configured endpoint: %d %v", st, body)
 	}
 }
+
+func TestWebhookEndpoints_TestEventVerifiesWithTheEndpointsSecret(t *testing.T) {
+	env := newEnv(t)
+	rcv := newRawReceiver(t)
+	_, ep, _ := env.do("POST", "/_sandbox/webhook-endpoints", keyA, map[string]any{"url": rcv.srv.URL})
+	st, ev, _ := env.do("POST", "/_sandbox/webhook-endpoints/"+ep["id"].(string)+"/test", keyA, nil)
+	if st != http.StatusAccepted || ev["type"] != "webhook.test" {
+		t.Fatalf("test event: %d %v", st, ev)
+	}
+	d := rcv.next(t)
+	if err := verify(t, ep["secret"].(string), d); err != nil {
+		t.Fatalf("the test event does not verify: %v", err)
+	}
+	if !bytes.Contains(d.Body, []byte(`"type":"webhook.test"`)) || !bytes.Contains(d.Body, []byte(ep["id"].(string))) {
+		t.Errorf("test event body %s", d.Body)
+	}
+	if st, _, _ := env.do("POST", "/_sandbox/webhook-endpoints/"+ep["id"].(string)+"/test", keyB, nil); st != http.StatusNotFound {
+		t.Errorf("another merchant's endpoint: %d", st)
+	}
+}
