@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -104,9 +105,16 @@ type pageState struct {
 	crossOrigin *http.CrossOriginProtection
 }
 
-func newPageState() (*pageState, error) {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key) // never fails: crypto/rand crashes the program instead
+// pageAssets are the pages' parsed templates and stylesheet: made from
+// embedded files, as immutable as they are, so parsed once per process and
+// shared by every server (paymocktest starts many).
+type pageAssets struct {
+	templates map[string]*template.Template
+	css       []byte
+	cssURL    string
+}
+
+var sharedPageAssets = sync.OnceValues(func() (*pageAssets, error) {
 	templates, err := parsePageTemplates()
 	if err != nil {
 		return nil, err
@@ -116,11 +124,21 @@ func newPageState() (*pageState, error) {
 		return nil, fmt.Errorf("page stylesheet: %w", err)
 	}
 	sum := sha256.Sum256(css)
+	return &pageAssets{templates: templates, css: css, cssURL: pageCSSPath + "?v=" + hex.EncodeToString(sum[:6])}, nil
+})
+
+func newPageState() (*pageState, error) {
+	key := make([]byte, 32)
+	_, _ = rand.Read(key) // never fails: crypto/rand crashes the program instead
+	a, err := sharedPageAssets()
+	if err != nil {
+		return nil, err
+	}
 	return &pageState{
 		key:       key,
-		templates: templates,
-		css:       css,
-		cssURL:    pageCSSPath + "?v=" + hex.EncodeToString(sum[:6]),
+		templates: a.templates,
+		css:       a.css,
+		cssURL:    a.cssURL,
 		// Rejects form posts a browser says come from another site: by
 		// Sec-Fetch-Site, or by an Origin that is not the request's Host.
 		crossOrigin: http.NewCrossOriginProtection(),
