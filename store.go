@@ -46,8 +46,33 @@ type MemoryStore struct {
 type book struct {
 	mu        sync.RWMutex
 	byID      map[string]int // index into order
-	order     []Payment      // oldest first
+	order     chunks         // oldest first
 	customers map[string]string
+}
+
+// chunkSize is how many payments one chunk of a book holds.
+const chunkSize = 512
+
+// chunks is a book's payments in fixed-size chunks rather than one slice:
+// a growing slice keeps up to twice the room it needs and copies every
+// payment each time it doubles (a million of them, at a million), where
+// chunks waste at most one chunk's room and never move a payment.
+type chunks struct {
+	c [][]Payment
+	n int
+}
+
+func (cs *chunks) len() int { return cs.n }
+
+func (cs *chunks) at(i int) *Payment { return &cs.c[i/chunkSize][i%chunkSize] }
+
+func (cs *chunks) push(p Payment) {
+	if cs.n%chunkSize == 0 {
+		cs.c = append(cs.c, make([]Payment, 0, chunkSize))
+	}
+	last := len(cs.c) - 1
+	cs.c[last] = append(cs.c[last], p)
+	cs.n++
 }
 
 // NewMemoryStore returns an empty store.
@@ -79,8 +104,8 @@ func (s *MemoryStore) Insert(_ context.Context, p Payment) error {
 	if _, dup := b.byID[p.ID]; dup {
 		return fmt.Errorf("insert %s: id already used", p.ID)
 	}
-	b.byID[p.ID] = len(b.order)
-	b.order = append(b.order, p)
+	b.byID[p.ID] = b.order.len()
+	b.order.push(p)
 	s.owner.Store(p.ID, p.MerchantID)
 	return nil
 }
@@ -106,7 +131,7 @@ func (s *MemoryStore) Get(_ context.Context, merchantID, id string) (Payment, er
 	if !ok {
 		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
 	}
-	return b.order[i], nil
+	return *b.order.at(i), nil
 }
 
 // List implements Store.
@@ -120,7 +145,7 @@ func (s *MemoryStore) List(_ context.Context, merchantID string, offset, limit i
 	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	total := len(b.order)
+	total := b.order.len()
 	if offset >= total {
 		return []Payment{}, total, nil
 	}
@@ -128,7 +153,7 @@ func (s *MemoryStore) List(_ context.Context, merchantID string, offset, limit i
 	out := make([]Payment, n)
 	// Newest first: walk the creation order backwards from the offset.
 	for i := range n {
-		out[i] = b.order[total-1-offset-i]
+		out[i] = *b.order.at(total - 1 - offset - i)
 	}
 	return out, total, nil
 }
@@ -159,12 +184,13 @@ func (s *MemoryStore) Update(_ context.Context, merchantID, id string, fn func(*
 	if !ok {
 		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
 	}
-	p := b.order[i] // a copy: fn's changes land only if it succeeds
+	stored := b.order.at(i)
+	p := *stored // a copy: fn's changes land only if it succeeds
 	if err := fn(&p); err != nil {
-		return b.order[i], err
+		return *stored, err
 	}
-	p.ID, p.MerchantID = b.order[i].ID, b.order[i].MerchantID
-	b.order[i] = p
+	p.ID, p.MerchantID = stored.ID, stored.MerchantID
+	*stored = p
 	return p, nil
 }
 
@@ -182,7 +208,7 @@ func (s *MemoryStore) Reset(_ context.Context, merchantID string) error {
 		s.owner.Delete(id)
 	}
 	b.byID = make(map[string]int)
-	b.order = nil
+	b.order = chunks{}
 	b.customers = make(map[string]string)
 	return nil
 }

@@ -5,12 +5,19 @@
 //
 //	go run ./cmd/paymock-load --url http://127.0.0.1:8080 --clients 8 --duration 10s
 //
+// With --compare it measures paymock against a bare net/http handler in
+// this process that answers the very bytes paymock answered a create and
+// a retrieve (captured at start), in the same session, with the same
+// clients and the same time each, and prints the ratio: a noisy machine
+// slows both alike. --only create sends nothing but creates (to fill a
+// store). The start command times exec to the first healthy answer of a
+// command against a baseline command, the same way.
+//
 // It only ever targets loopback addresses: a load test is not to leave the
 // machine.
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +30,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -43,6 +51,8 @@ type config struct {
 	duration    time.Duration
 	maxRequests int
 	key         string
+	compare     bool
+	only        string // "" for the mix, or "create"
 }
 
 func parse(args []string) (config, error) {
@@ -53,8 +63,13 @@ func parse(args []string) (config, error) {
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "how long to run (at most 5m)")
 	fs.IntVar(&c.maxRequests, "max-requests", 1_000_000, "stop after this many requests")
 	fs.StringVar(&c.key, "api-key", "sk_test_load", "bearer key (open mode accepts any)")
+	fs.BoolVar(&c.compare, "compare", false, "measure create and retrieve against a bare net/http baseline; --duration is split between the four runs")
+	fs.StringVar(&c.only, "only", "", `"create" sends only creates`)
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.only != "" && c.only != "create" {
+		return c, fmt.Errorf("--only %q: the only choice is create", c.only)
 	}
 	u, err := url.Parse(c.base)
 	if err != nil || u.Host == "" {
@@ -82,31 +97,22 @@ type sample struct {
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "start" {
+		return runStart(ctx, args[1:], out)
+	}
 	c, err := parse(args)
 	if err != nil {
 		return err
 	}
+	if c.compare {
+		return runCompare(ctx, c, out)
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.duration)
 	defer cancel()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c.clients}, Timeout: 10 * time.Second}
+	client := newClient(c.clients)
 	call := func(method, path, body string, want int) (time.Duration, []byte, bool) {
-		var rd io.Reader
-		if body != "" {
-			rd = bytes.NewReader([]byte(body))
-		}
-		req, _ := http.NewRequestWithContext(ctx, method, c.base+path, rd)
-		req.Header.Set("Authorization", "Bearer "+c.key)
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		start := time.Now()
-		resp, err := client.Do(req)
-		if err != nil {
-			return time.Since(start), nil, true
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return time.Since(start), b, resp.StatusCode != want
+		d, b, status, err := do(ctx, client, c.base, c.key, method, path, body)
+		return d, b, err != nil || status != want
 	}
 
 	var mu sync.Mutex
@@ -128,7 +134,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				}
 				var s sample
 				switch {
-				case i%4 == 0 || len(ids) == 0:
+				case i%4 == 0 || len(ids) == 0 || c.only == "create":
 					d, b, bad := call("POST", "/api/v1/payments", createBody, http.StatusCreated)
 					var p struct{ ID string }
 					if json.Unmarshal(b, &p) == nil && p.ID != "" {
@@ -155,6 +161,35 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	wg.Wait()
 	elapsed := time.Since(start)
 	return report(out, samples, elapsed, c.clients)
+}
+
+// newClient is an HTTP client keeping a connection per load client.
+func newClient(clients int) *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: 10 * time.Second}
+}
+
+// do sends one request and reads the whole answer.
+func do(ctx context.Context, client *http.Client, base, key, method, path, body string) (time.Duration, []byte, int, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return time.Since(start), nil, 0, err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return time.Since(start), b, resp.StatusCode, err
 }
 
 func report(out io.Writer, samples []sample, elapsed time.Duration, clients int) error {

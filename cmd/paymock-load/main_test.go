@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -50,5 +52,73 @@ func TestRun_DrivesARealServer(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestRun_ComparesWithABareBaseline runs the comparison for a second and
+// checks it reports both targets and a ratio for create and retrieve.
+func TestRun_ComparesWithABareBaseline(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Start()
+	defer sb.Close(context.Background())
+	ts := httptest.NewServer(sb.Handler())
+	defer ts.Close()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := run(ctx, []string{"--url", ts.URL, "--compare", "--clients", "2", "--duration", "1s", "--max-requests", "5000"}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, line := range []string{"create", "retrieve"} {
+		var found bool
+		for _, l := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(l); len(f) == 8 && f[0] == line && strings.HasSuffix(f[7], "x") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no %s row with a ratio:\n%s", line, out.String())
+		}
+	}
+}
+
+func TestBareHandler_AnswersTheCapturedBytes(t *testing.T) {
+	create := canned{status: 201, header: http.Header{"Content-Type": {"application/json"}, "Request-Id": {"req_1"}}, body: []byte(`{"id":"pay_1"}`)}
+	retrieve := canned{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"id":"pay_2"}`)}
+	ts := httptest.NewServer(bareHandler(create, retrieve))
+	defer ts.Close()
+	for _, tc := range []struct {
+		method, path string
+		want         canned
+	}{{"POST", "/api/v1/payments", create}, {"GET", "/api/v1/payments/pay_2", retrieve}} {
+		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader(createBody))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want.status || string(b) != string(tc.want.body) || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: %d %s", tc.method, tc.path, resp.StatusCode, b)
+		}
+	}
+}
+
+func TestParseStart_RefusesIncompleteCommands(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--cmd", "./paymock --addr {addr}"},
+		{"--cmd", "./paymock", "--baseline", "./bare --addr {addr}"},
+		{"--cmd", "./paymock --addr {addr}", "--baseline", "./bare --addr {addr}", "--runs", "0"},
+	} {
+		if _, err := parseStart(args); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	if _, err := parse([]string{"--only", "list"}); err == nil {
+		t.Error("--only list accepted")
 	}
 }

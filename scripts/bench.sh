@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Runs the performance targets of issue 15 on this machine and prints them
+# as one table: paymock as the real static binary on loopback, driven by
+# paymock-load as another process, against a bare net/http server in the
+# same run (ratios, so that a noisy machine slows both alike), plus the
+# in-process Go benchmarks. Bounded: about four minutes on two cores.
+#
+#   scripts/bench.sh            # the whole table
+#   LOAD_SECONDS=8 scripts/bench.sh
+#   PAYMOCK_BIN=/tmp/old/paymock scripts/bench.sh   # measure another build
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+load_seconds=${LOAD_SECONDS:-16} # split between the four runs of --compare
+creates=100000
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "building..." >&2
+if [ -n "${PAYMOCK_BIN:-}" ]; then
+	cp "$PAYMOCK_BIN" "$work/paymock" # another build, e.g. an older commit's, measured the same way
+else
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$work/paymock" ./cmd/paymock
+fi
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$work/bare" ./cmd/paymock-load/bare
+CGO_ENABLED=0 go build -trimpath -o "$work/paymock-load" ./cmd/paymock-load
+
+# port finds a free loopback port.
+port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 30000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	echo "no free port" >&2
+	exit 1
+}
+
+# serve starts the paymock binary on a free port; sets addr and pid.
+serve() {
+	addr=127.0.0.1:$(port)
+	"$work/paymock" --addr "$addr" --log-level error "$@" >"$work/paymock.log" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 500); do
+		if curl -fsS "http://$addr/healthz" >/dev/null 2>&1; then return; fi
+		sleep 0.01
+	done
+	echo "paymock did not start:" >&2
+	cat "$work/paymock.log" >&2
+	exit 1
+}
+
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+metric() { curl -fsS "http://$addr/metrics" | awk -v m="$1" '$1 == m {printf "%d", $2}'; }
+
+echo "create and retrieve against bare net/http (${load_seconds}s)..." >&2
+serve
+"$work/paymock-load" --url "http://$addr" --compare --clients 8 --duration "${load_seconds}s" --max-requests 2000000 | tee "$work/compare.txt" >&2
+kill "$pid"
+create_ratio=$(awk '$1 == "create" {print $8}' "$work/compare.txt")
+retrieve_ratio=$(awk '$1 == "retrieve" {print $8}' "$work/compare.txt")
+
+echo "resident memory over $creates creates..." >&2
+serve
+sleep 1
+rss0=$(rss_kib "$pid")
+heap0=$(metric go_memstats_heap_inuse_bytes)
+"$work/paymock-load" --url "http://$addr" --only create --clients 8 --duration 3m --max-requests "$creates" >"$work/fill.txt"
+sleep 2
+rss1=$(rss_kib "$pid")
+heap1=$(metric go_memstats_heap_inuse_bytes)
+kill "$pid"
+rss_per=$(((rss1 - rss0) * 1024 / creates))
+heap_per=$(((heap1 - heap0) / creates))
+
+echo "exec to first healthy answer..." >&2
+start=$("$work/paymock-load" start --runs 15 --cmd "$work/paymock --addr {addr} --log-level error" --baseline "$work/bare --addr {addr}")
+echo "$start" >&2
+start_delta=$(sed -E 's/.*: \+(-?[0-9.]+) ms$/\1/' <<<"$start")
+
+echo "in-process benchmarks (list at 1k and 1M, bytes, webhook)..." >&2
+go test -run '^$' -bench 'StoredPaymentBytes|IdleMerchantBytes' -benchtime 1x ./sandbox/ >"$work/gobench-bytes.txt" 2>&1 || { cat "$work/gobench-bytes.txt" >&2; exit 1; }
+go test -run '^$' -bench 'ListPage$|ListPage_Million|CompleteToDelivery' -benchtime 2000x ./sandbox/ >"$work/gobench.txt" 2>&1 ||
+	{ cat "$work/gobench.txt" >&2; exit 1; }
+field() { awk -v b="$1" -v u="$2" '$1 ~ "^"b"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) == u) print $i }' "$3"; }
+list_1k=$(field BenchmarkListPage ns/op "$work/gobench.txt")
+list_1m=$(field BenchmarkListPage_Million ns/op "$work/gobench.txt")
+list_ratio=$(awk -v a="$list_1m" -v b="$list_1k" 'BEGIN {printf "%.2fx", a / b}')
+p99=$(field BenchmarkCompleteToDelivery p99-µs "$work/gobench.txt")
+pay_bytes=$(field BenchmarkStoredPaymentBytes B/payment "$work/gobench-bytes.txt")
+merchant_bytes=$(field BenchmarkIdleMerchantBytes B/merchant "$work/gobench-bytes.txt")
+
+met() { awk -v v="$1" -v t="$2" -v dir="$3" 'BEGIN { v += 0; if ((dir == "ge" && v >= t) || (dir == "le" && v <= t)) print "yes"; else print "NO" }'; }
+echo
+echo "paymock performance, $(date -u +%Y-%m-%d), $(nproc) cores: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(go env GOVERSION)"
+echo
+echo "| figure | measured | target | met |"
+echo "|---|---|---|---|"
+echo "| create req/s vs bare net/http, same run | ${create_ratio} | >= 0.5x | $(met "${create_ratio%x}" 0.5 ge) |"
+echo "| retrieve req/s vs bare | ${retrieve_ratio} | >= 0.7x | $(met "${retrieve_ratio%x}" 0.7 ge) |"
+echo "| list page of 10, 1,000,000 stored vs 1,000 | ${list_ratio} | <= 1.2x | $(met "${list_ratio%x}" 1.2 le) |"
+echo "| resident memory per stored payment, binary, ${creates} creates | ${rss_per} B (heap in use ${heap_per} B; in-process live heap ${pay_bytes} B) | <= 1024 B | $(met "$rss_per" 1024 le) |"
+echo "| memory per idle open-mode merchant (in-process live heap) | ${merchant_bytes} B | <= 512 B | $(met "$merchant_bytes" 512 le) |"
+echo "| exec to first healthy 200, over bare net/http | +${start_delta} ms | <= +10 ms | $(met "$start_delta" 10 le) |"
+echo "| complete -> verified webhook, loopback, p99 | $(awk -v p="$p99" 'BEGIN {printf "%.2f ms", p / 1000}') | <= 1 ms | $(met "$(awk -v p="$p99" 'BEGIN {print p / 1000}')" 1 le) |"
+echo
+sed 's/^/    /' "$work/compare.txt"
+echo "    $start"
