@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -120,6 +121,9 @@ func (s *Store) Insert(ctx context.Context, p paymock.Payment) error {
 
 // Get implements paymock.Store.
 func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment, error) {
+	if !storable(id) {
+		return paymock.Payment{}, notFound(id, pgx.ErrNoRows)
+	}
 	var doc []byte
 	err := s.pool.QueryRow(ctx, `SELECT payment FROM payments WHERE merchant_id = $1 AND id = $2`,
 		merchantID, id).Scan(&doc)
@@ -133,6 +137,9 @@ func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment
 // random); should two merchants share one, the newer payment is found, as
 // in the memory store.
 func (s *Store) Locate(ctx context.Context, id string) (paymock.Payment, error) {
+	if !storable(id) {
+		return paymock.Payment{}, notFound(id, pgx.ErrNoRows)
+	}
 	var merchantID string
 	var doc []byte
 	err := s.pool.QueryRow(ctx, `SELECT merchant_id, payment FROM payments WHERE id = $1
@@ -219,6 +226,9 @@ func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID 
 // Update implements paymock.Store: the row stays locked from read to
 // write, so updates of one payment from any replica apply one at a time.
 func (s *Store) Update(ctx context.Context, merchantID, id string, fn func(*paymock.Payment) error) (paymock.Payment, error) {
+	if !storable(id) {
+		return paymock.Payment{}, notFound(id, pgx.ErrNoRows)
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return paymock.Payment{}, check("updating payment "+id, err)
@@ -267,4 +277,11 @@ func (s *Store) Reset(ctx context.Context, merchantID string) error {
 		return check("resetting merchant "+merchantID, err)
 	}
 	return nil
+}
+
+// storable reports whether PostgreSQL can hold a text value at all: it
+// refuses NUL and bytes that are not UTF-8. A path id like that is no
+// payment's id, so a look-up of it is simply not found, never an error.
+func storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }

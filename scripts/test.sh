@@ -29,6 +29,11 @@ if [ "${PAYMOCK_SKIP_BROWSER:-}" != 1 ] && [ -z "${CHROMIUM:-}" ] && ! command -
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 
+echo "== postgresql for the store tests"
+# internal/pgtest starts a throwaway PostgreSQL from Debian's packages;
+# PAYMOCK_SKIP_POSTGRES=1 skips those tests and this install.
+scripts/postgres.sh
+
 echo "== static binary, built as the Dockerfile builds it, and its healthcheck"
 bin="$(mktemp -d)/paymock"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin" ./cmd/paymock
@@ -48,8 +53,21 @@ echo "healthcheck: ok while serving, failing once stopped"
 echo "== go test -race"
 go test -race -count=1 ./... "$@"
 
+echo "== the examples, each a module of its own"
+# go vet ./... of the root skips nested modules; each is vetted and tested here.
+for m in examples/merchant-go examples/readme-go; do
+  (cd "$m" && go vet ./... && go test -race -count=1 ./...)
+done
+
+echo "== the HTTP suite again, on PostgreSQL"
+# The same tests, every payment kept in a fresh database on a throwaway
+# PostgreSQL: the store is a seam, and handlers never learn which one.
+if [ "${PAYMOCK_SKIP_POSTGRES:-}" != 1 ]; then
+  PAYMOCK_TEST_STORE=postgres go test -count=1 ./sandbox "$@"
+fi
+
 echo "== the HTTP suite again, with the server rotating every response variant"
-# Every answer and webhook of the whole mockserver suite is validated
+# Every answer and webhook of the whole HTTP suite is validated
 # against the contract while the server sends amounts as strings,
 # "succeeded" and no payment_link, chosen per response.
 PAYMOCK_TEST_VARIANTS=all go test -count=1 ./sandbox "$@"

@@ -11,6 +11,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) paymock.Store) {
 		{"ResetForgetsOneMerchant", reset},
 		{"ResetRacingInsertsLeavesEachWholeOrGone", resetRacingInserts},
 		{"LocateFindsAnyMerchantsPaymentByID", locate},
+		{"IDsNoPaymentCanHaveAreNotFound", oddIDsNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open(t)) })
 	}
@@ -671,6 +673,28 @@ func resetRacingInserts(t *testing.T, s paymock.Store) {
 		_, locErr := s.Locate(ctx, id)
 		if (getErr == nil) != listed[id] || (locErr == nil) != listed[id] {
 			t.Errorf("%s: listed %v, Get %v, Locate %v", id, listed[id], getErr, locErr)
+		}
+	}
+}
+
+// oddIDsNotFound: a path id may carry any bytes (NUL, bytes that are not
+// UTF-8, kilobytes); it is no payment's id, so every look-up of it is
+// ErrNotFound, never another error.
+func oddIDsNotFound(t *testing.T, s paymock.Store) {
+	ctx := context.Background()
+	if err := s.Insert(ctx, StoredPayment("acme", 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"\x00", "pay_\x00x", "\xff\xfe", strings.Repeat("x", 3000), ""} {
+		if _, err := s.Get(ctx, "acme", id); !errors.Is(err, paymock.ErrNotFound) {
+			t.Errorf("Get(%q): %v, want ErrNotFound", id, err)
+		}
+		if _, err := s.Locate(ctx, id); !errors.Is(err, paymock.ErrNotFound) {
+			t.Errorf("Locate(%q): %v, want ErrNotFound", id, err)
+		}
+		_, err := s.Update(ctx, "acme", id, func(*paymock.Payment) error { return nil })
+		if !errors.Is(err, paymock.ErrNotFound) {
+			t.Errorf("Update(%q): %v, want ErrNotFound", id, err)
 		}
 	}
 }
