@@ -177,7 +177,9 @@ func formatReason(format string) string {
 	case "email":
 		return errNotEmail.Error()
 	case "uri":
-		return errNotURI.Error()
+		// Every uri of both documents is a URL a browser or a webhook
+		// goes to: say what is wanted, in the words of the docs.
+		return "must be an absolute http or https URL with a host"
 	case "date-time":
 		return "must be a date-time"
 	case "int32":

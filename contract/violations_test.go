@@ -1,0 +1,103 @@
+// Tests of how refused requests read: kin-openapi's errors in the user's
+// words, the oneOf of mcc and account_id above all.
+
+package contract_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract"
+)
+
+// refusal validates a create body against the service contract and
+// returns what it is refused for, by param.
+func refusal(t *testing.T, edit func(map[string]any)) map[string]paymock.Violation {
+	t.Helper()
+	docs, err := contract.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := map[string]any{
+		"amount": 10.5, "currency": "USD", "description": "Order 1", "expires_in": 3600, "mcc": 5732,
+		"customer":    map[string]any{"email": "jane@example.com", "name": "Jane"},
+		"metadata":    map[string]any{"order_id": "1"},
+		"success_url": "https://shop.example.com/ok", "cancel_url": "https://shop.example.com/no",
+	}
+	edit(body)
+	raw, _ := json.Marshal(body)
+	r := httptest.NewRequest("POST", "/api/v1/payments", strings.NewReader(string(raw)))
+	r.Header.Set("Content-Type", "application/json")
+	rt, err := docs.Service.Match(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = docs.Service.ValidateRequest(context.Background(), r, rt, raw, true)
+	out := map[string]paymock.Violation{}
+	if err == nil {
+		return out
+	}
+	de, ok := paymock.AsError(err)
+	if !ok {
+		t.Fatalf("not a domain error: %v", err)
+	}
+	for _, v := range de.Violations {
+		out[v.Param] = v
+	}
+	return out
+}
+
+func TestViolations_ReadInTheUsersWords(t *testing.T) {
+	tests := []struct {
+		name        string
+		edit        func(map[string]any)
+		param, code string
+		message     string
+	}{
+		{"both mcc and account_id", func(b map[string]any) { b["account_id"] = "acct_sandbox_active" },
+			"mcc", "parameter_conflict", "give exactly one of mcc or account_id, not both"},
+		{"neither mcc nor account_id", func(b map[string]any) { delete(b, "mcc") },
+			"mcc", "parameter_missing", "one of mcc or account_id is required"},
+		{"a cvc of letters", func(b map[string]any) {
+			b["payment_method"] = map[string]any{"type": "card", "card": map[string]any{"number": "4242424242424242", "expiry_month": 12, "expiry_year": 2030, "cvc": "abc"}}
+		}, "payment_method.card.cvc", "parameter_invalid", "3 or 4 digits"},
+		{"a redirect URL without a host", func(b map[string]any) { b["success_url"] = "HTtP://" },
+			"success_url", "parameter_invalid", "an absolute http or https URL with a host"},
+		{"an amount of zero", func(b map[string]any) { b["amount"] = 0 },
+			"amount", "parameter_invalid", "amount must be at least 0.01"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := refusal(t, tc.edit)
+			v, ok := got[tc.param]
+			if !ok {
+				t.Fatalf("no violation of %s in %v", tc.param, got)
+			}
+			if v.Code != tc.code || !strings.Contains(v.Message, tc.message) {
+				t.Errorf("%s: %+v, want code %s and a message with %q", tc.param, v, tc.code, tc.message)
+			}
+			for _, v := range got {
+				if strings.Contains(v.Message, "Schema:") || strings.Contains(v.Message, "^") || strings.Contains(v.Message, "oneOf") {
+					t.Errorf("a message shows the machinery: %q", v.Message)
+				}
+			}
+		})
+	}
+}
+
+func TestViolations_AFailedOneOfStillListsTheRest(t *testing.T) {
+	got := refusal(t, func(b map[string]any) {
+		b["account_id"] = "acct_sandbox_active" // the oneOf fails...
+		b["currency"] = "XYZ"                   // ...and these are still named
+		b["colour"] = "blue"
+	})
+	for _, p := range []string{"mcc", "currency", "colour"} {
+		if _, ok := got[p]; !ok {
+			t.Errorf("no violation of %s in %v", p, got)
+		}
+	}
+}
