@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/paymock/paymock"
@@ -34,11 +35,28 @@ type pages struct {
 }
 
 func newPages(stylesheetURL string) (*pages, error) {
+	a, err := sharedAssets()
+	if err != nil {
+		return nil, err
+	}
+	return &pages{templates: a.templates, css: a.css, cssURL: a.cssURL, stylesheetURL: stylesheetURL}, nil
+}
+
+// assets are the dashboard's parsed templates and stylesheet: made from
+// embedded files, as immutable as they are, so parsed once per process and
+// shared by every dashboard (paymocktest starts a sandbox per test).
+type assets struct {
+	templates map[string]*template.Template
+	css       []byte
+	cssURL    string
+}
+
+var sharedAssets = sync.OnceValues(func() (*assets, error) {
 	layout, err := template.New("layout.html").Funcs(templateFuncs()).ParseFS(files, "templates/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard layout: %w", err)
 	}
-	p := &pages{templates: make(map[string]*template.Template), stylesheetURL: stylesheetURL}
+	a := &assets{templates: make(map[string]*template.Template)}
 	// One template per page: the layout plus the page's own content.
 	for _, name := range []string{"sign-in", "message", "payments", "payment", "api-keys", "webhooks", "endpoint", "clock", "requests", "report"} {
 		t, err := layout.Clone()
@@ -48,16 +66,16 @@ func newPages(stylesheetURL string) (*pages, error) {
 		if err != nil {
 			return nil, fmt.Errorf("dashboard page %s: %w", name, err)
 		}
-		p.templates[name] = t
+		a.templates[name] = t
 	}
-	p.css, err = fs.ReadFile(files, "templates/dashboard.css")
+	a.css, err = fs.ReadFile(files, "templates/dashboard.css")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard stylesheet: %w", err)
 	}
-	sum := sha256.Sum256(p.css)
-	p.cssURL = assetPath + "?v=" + hex.EncodeToString(sum[:6])
-	return p, nil
-}
+	sum := sha256.Sum256(a.css)
+	a.cssURL = assetPath + "?v=" + hex.EncodeToString(sum[:6])
+	return a, nil
+})
 
 // view is what the layout shows around a page's content.
 type view struct {
