@@ -78,7 +78,7 @@ func encodeError(e *paymock.Error) []byte {
 func (s *Server) writeError(c *echo.Context, err error) {
 	status, de := classify(err)
 	if status == http.StatusInternalServerError && de.Code == "internal_error" {
-		s.log.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "error", err)
+		s.log.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method, "path", contract.ShortPath(c.Request().URL.Path), "error", err)
 	}
 	h := c.Response().Header()
 	if status == http.StatusUnauthorized {
