@@ -176,9 +176,11 @@ func readConfig(path string, keyOwner, nameOwner map[string]string) ([]paymock.M
 }
 
 var (
-	reYAMLLine    = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-	reUnknownKey  = regexp.MustCompile(`^field (\S+) not found in type (\S+)$`)
-	reCannotParse = regexp.MustCompile("^cannot unmarshal (!!\\w+)(?: `[^`]*`)? into (\\S+)$")
+	// (?s): a value may run over several lines, and a key may hold spaces
+	// or be empty; a tag may be the user's own (!custom).
+	reYAMLLine    = regexp.MustCompile(`(?s)^(?:yaml: )?line (\d+): (.*)$`)
+	reUnknownKey  = regexp.MustCompile(`(?s)^field (.*) not found in type (\S+)$`)
+	reCannotParse = regexp.MustCompile("(?s)^cannot unmarshal (!\\S*)(?: `.*`)? into (\\S+)$")
 )
 
 // yamlError turns a yaml.v3 error into messages that name the file and
@@ -201,7 +203,11 @@ func yamlError(path string, err error) error {
 		if m := reUnknownKey.FindStringSubmatch(msg); m != nil {
 			msg = fmt.Sprintf("unknown field %q in %s", m[1], yamlTypeNames[m[2]])
 		} else if m := reCannotParse.FindStringSubmatch(msg); m != nil {
-			msg = fmt.Sprintf("want %s, found %s", describeType(m[2]), yamlTagNames[m[1]])
+			found, ok := yamlTagNames[m[1]]
+			if !ok {
+				found = "a value with a tag of its own (" + m[1] + ")"
+			}
+			msg = fmt.Sprintf("want %s, found %s", describeType(m[2]), found)
 		}
 		if line != "" {
 			out = append(out, fmt.Errorf("config file %s, line %s: %s", path, line, msg))
