@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -133,4 +134,27 @@ func BenchmarkCompleteToDelivery(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkCreate_Faults prices the fault step for calls no rule matches:
+// none set, and 100 set for another operation of the same merchant.
+func BenchmarkCreate_Faults(b *testing.B) {
+	for _, rules := range []int{0, 100} {
+		b.Run(fmt.Sprintf("rules=%d-other-operation", rules), func(b *testing.B) {
+			s := benchServerWith(b, DefaultJournalSize)
+			rule := []byte(`{"operation":"listPayments","status":503}`)
+			for range rules {
+				w := httptest.NewRecorder()
+				s.ServeHTTP(w, benchRequest("POST", "/_sandbox/faults", rule))
+				if w.Code != http.StatusCreated {
+					b.Fatalf("add fault: %d %s", w.Code, w.Body)
+				}
+			}
+			body, _ := json.Marshal(validCreate())
+			b.ReportAllocs()
+			for b.Loop() {
+				benchCreate(b, s, body)
+			}
+		})
+	}
 }
