@@ -351,7 +351,8 @@ func (s *Server) Inject(ctx context.Context, f Fault) error {
 func (s *Server) Webhooks() *Webhooks { return s.hooks }
 
 // Requests is the merchant's request journal, newest first: every request
-// with its status and, for those the contract refused, the violations.
-func (s *Server) Requests(ctx context.Context) ([]sandbox.JournalEntry, error) {
-	return s.client.Requests(ctx, sandbox.RequestFilter{})
+// with its status and, for those the contract refused, the violations. The
+// server is in the test's own process, so it takes no context.
+func (s *Server) Requests() ([]sandbox.JournalEntry, error) {
+	return s.client.Requests(context.Background(), sandbox.RequestFilter{})
 }

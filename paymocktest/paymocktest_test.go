@@ -404,7 +404,7 @@ func TestServer_Requests(t *testing.T) {
 	s := paymocktest.New(t, paymocktest.AllowViolations())
 	create(t, s, createBody)
 	call(t, s.URL, s.APIKey, http.MethodPost, "/api/v1/payments", `{}`)
-	reqs, err := s.Requests(t.Context())
+	reqs, err := s.Requests()
 	if err != nil {
 		t.Fatal(err)
 	}
