@@ -5,9 +5,12 @@ package paymock
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Store keeps payments. Every method is scoped to one merchant: a payment of
@@ -35,50 +38,120 @@ type Store interface {
 
 // MemoryStore is a Store held in memory, safe for concurrent use. Each
 // merchant has its own lock, so merchants do not contend with each other.
+//
+// A million payments must fit a laptop and must not slow the garbage
+// collector down: every payment is one encoded record in its merchant's
+// byte arena, found through maps of hashes to record numbers, so the heap
+// the collector scans stays small whatever the number stored.
 type MemoryStore struct {
+	seed  maphash.Seed
 	mu    sync.RWMutex
 	books map[string]*book
-	owner sync.Map // payment id -> merchant id, for Locate
+	byNum []*book // books by number, for the owner index
+	owner [ownerShards]ownerShard
 }
 
-// book is one merchant's payments: an index by id and the creation order,
-// which makes a list page cost O(page) whatever the number stored.
+// ownerShards splits the id -> merchant index for Locate, so that inserts
+// of different merchants rarely wait on the same lock.
+const ownerShards = 16
+
+// ownerShard maps an id's hash to its book's number + 1; 0 means several
+// ids or books share the hash, and Locate asks every book.
+type ownerShard struct {
+	mu sync.Mutex
+	m  map[uint64]uint32
+}
+
+// book is one merchant's payments: records in creation order, which makes
+// a list page cost O(page) whatever the number stored, and an index from
+// id hash to record number.
 type book struct {
-	mu        sync.RWMutex
-	byID      map[string]int // index into order
-	order     chunks         // oldest first
-	customers map[string]string
+	num        uint32
+	merchantID string
+	mu         sync.RWMutex
+	byHash     map[uint64]uint32 // id hash -> record number
+	collided   map[string]uint32 // ids whose hash another id of the book has; nil until one does
+	recs       records
+	arena      arena
+	customers  map[string]string
 }
 
-// chunkSize is how many payments one chunk of a book holds.
-const chunkSize = 512
+// recordChunk is how many record positions one chunk holds.
+const recordChunk = 512
 
-// chunks is a book's payments in fixed-size chunks rather than one slice:
-// a growing slice keeps up to twice the room it needs and copies every
-// payment each time it doubles (a million of them, at a million), where
-// chunks waste at most one chunk's room and never move a payment.
-type chunks struct {
-	c [][]Payment
+// record is where a payment's encoding lies in its book's arena.
+type record struct{ chunk, off, n uint32 }
+
+// records are a book's record positions, oldest first, in fixed-size
+// chunks: a growing slice would keep up to twice the room it needs and
+// copy every position each time it doubles.
+type records struct {
+	c [][]record
 	n int
 }
 
-func (cs *chunks) len() int { return cs.n }
+func (rs *records) at(i int) *record { return &rs.c[i/recordChunk][i%recordChunk] }
 
-func (cs *chunks) at(i int) *Payment { return &cs.c[i/chunkSize][i%chunkSize] }
-
-func (cs *chunks) push(p Payment) {
-	if cs.n%chunkSize == 0 {
-		cs.c = append(cs.c, make([]Payment, 0, chunkSize))
+func (rs *records) push(r record) {
+	if rs.n%recordChunk == 0 {
+		rs.c = append(rs.c, make([]record, 0, recordChunk))
 	}
-	last := len(cs.c) - 1
-	cs.c[last] = append(cs.c[last], p)
-	cs.n++
+	last := len(rs.c) - 1
+	rs.c[last] = append(rs.c[last], r)
+	rs.n++
 }
+
+// Arena chunks start small, so a merchant with a few payments holds a few
+// kilobytes, and double up to a fixed size, so a growing arena never
+// copies what it holds.
+const (
+	firstArenaChunk = 2 << 10
+	maxArenaChunk   = 256 << 10
+	// compactAfter is the dead bytes below which a book is never
+	// compacted, however much of it they are: a small book's garbage is
+	// not worth a copy.
+	compactAfter = 64 << 10
+)
+
+// arena is a book's encoded payments. An update writes the payment anew
+// and leaves the old bytes dead; when more are dead than live, the book
+// is compacted.
+type arena struct {
+	c    [][]byte
+	used int // bytes written, dead or alive
+	dead int
+}
+
+// add appends an encoding and returns where it lies. An encoding never
+// spans two chunks.
+func (a *arena) add(enc []byte) record {
+	last := len(a.c) - 1
+	if last < 0 || cap(a.c[last])-len(a.c[last]) < len(enc) {
+		size := firstArenaChunk
+		if last >= 0 {
+			size = min(2*cap(a.c[last]), maxArenaChunk)
+		}
+		a.c = append(a.c, make([]byte, 0, max(size, len(enc))))
+		last++
+	}
+	off := len(a.c[last])
+	a.c[last] = append(a.c[last], enc...)
+	a.used += len(enc)
+	return record{chunk: uint32(last), off: uint32(off), n: uint32(len(enc))}
+}
+
+func (a *arena) bytes(r record) []byte { return a.c[r.chunk][r.off : r.off+r.n] }
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{books: make(map[string]*book)}
+	s := &MemoryStore{seed: maphash.MakeSeed(), books: make(map[string]*book)}
+	for i := range s.owner {
+		s.owner[i].m = make(map[uint64]uint32)
+	}
+	return s
 }
+
+func (s *MemoryStore) hash(id string) uint64 { return maphash.String(s.seed, id) }
 
 func (s *MemoryStore) book(merchantID string, create bool) *book {
 	s.mu.RLock()
@@ -90,33 +163,89 @@ func (s *MemoryStore) book(merchantID string, create bool) *book {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b = s.books[merchantID]; b == nil {
-		b = &book{byID: make(map[string]int), customers: make(map[string]string)}
+		b = &book{num: uint32(len(s.byNum)), merchantID: merchantID, byHash: make(map[uint64]uint32)}
 		s.books[merchantID] = b
+		s.byNum = append(s.byNum, b)
 	}
 	return b
+}
+
+// find returns the record number of id in b, which the caller has locked.
+func (b *book) find(h uint64, id string) (int, bool) {
+	if i, ok := b.collided[id]; ok {
+		return int(i), true
+	}
+	i, ok := b.byHash[h]
+	if !ok || string(recordID(b.arena.bytes(*b.recs.at(int(i))))) != id {
+		return 0, false
+	}
+	return int(i), true
 }
 
 // Insert implements Store.
 func (s *MemoryStore) Insert(_ context.Context, p Payment) error {
 	b := s.book(p.MerchantID, true)
+	h := s.hash(p.ID)
+	enc := encodePayment(nil, &p)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, dup := b.byID[p.ID]; dup {
+	if _, dup := b.find(h, p.ID); dup {
 		return fmt.Errorf("insert %s: id already used", p.ID)
 	}
-	b.byID[p.ID] = b.order.len()
-	b.order.push(p)
-	s.owner.Store(p.ID, p.MerchantID)
+	n := uint32(b.recs.n)
+	if _, taken := b.byHash[h]; taken {
+		if b.collided == nil {
+			b.collided = make(map[string]uint32)
+		}
+		b.collided[p.ID] = n
+	} else {
+		b.byHash[h] = n
+	}
+	b.recs.push(b.arena.add(enc))
+	// Under the book's lock, so that a racing Reset sees the owner entry
+	// of every payment it forgets.
+	s.own(h, b.num)
 	return nil
 }
 
-// Locate implements Store.
+// own records that the id of hash h is in book num.
+func (s *MemoryStore) own(h uint64, num uint32) {
+	sh := &s.owner[h%ownerShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if was, ok := sh.m[h]; ok && was != num+1 {
+		sh.m[h] = 0 // another id, or the same in another book: ask them all
+		return
+	}
+	sh.m[h] = num + 1
+}
+
+// Locate implements Store. An id stored under two merchants is found in
+// one of them.
 func (s *MemoryStore) Locate(ctx context.Context, id string) (Payment, error) {
-	m, ok := s.owner.Load(id)
+	h := s.hash(id)
+	sh := &s.owner[h%ownerShards]
+	sh.mu.Lock()
+	v, ok := sh.m[h]
+	sh.mu.Unlock()
 	if !ok {
 		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
 	}
-	return s.Get(ctx, m.(string), id)
+	if v != 0 {
+		s.mu.RLock()
+		b := s.byNum[v-1]
+		s.mu.RUnlock()
+		return b.get(h, id)
+	}
+	s.mu.RLock()
+	books := s.byNum[:len(s.byNum):len(s.byNum)]
+	s.mu.RUnlock()
+	for i := len(books) - 1; i >= 0; i-- {
+		if p, err := books[i].get(h, id); err == nil {
+			return p, nil
+		}
+	}
+	return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
 }
 
 // Get implements Store.
@@ -125,13 +254,21 @@ func (s *MemoryStore) Get(_ context.Context, merchantID, id string) (Payment, er
 	if b == nil {
 		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
 	}
+	return b.get(s.hash(id), id)
+}
+
+func (b *book) get(h uint64, id string) (Payment, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	i, ok := b.byID[id]
+	i, ok := b.find(h, id)
 	if !ok {
 		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
 	}
-	return *b.order.at(i), nil
+	return b.decode(i), nil
+}
+
+func (b *book) decode(i int) Payment {
+	return decodePayment(b.arena.bytes(*b.recs.at(i)), b.merchantID)
 }
 
 // List implements Store.
@@ -145,7 +282,7 @@ func (s *MemoryStore) List(_ context.Context, merchantID string, offset, limit i
 	}
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	total := b.order.len()
+	total := b.recs.n
 	if offset >= total {
 		return []Payment{}, total, nil
 	}
@@ -153,7 +290,7 @@ func (s *MemoryStore) List(_ context.Context, merchantID string, offset, limit i
 	out := make([]Payment, n)
 	// Newest first: walk the creation order backwards from the offset.
 	for i := range n {
-		out[i] = *b.order.at(total - 1 - offset - i)
+		out[i] = b.decode(total - 1 - offset - i)
 	}
 	return out, total, nil
 }
@@ -167,31 +304,55 @@ func (s *MemoryStore) CustomerID(_ context.Context, merchantID, email string, ne
 	id, ok := b.customers[key]
 	if !ok {
 		id = newID()
+		if b.customers == nil {
+			b.customers = make(map[string]string)
+		}
 		b.customers[key] = id
 	}
 	return id, nil
 }
 
-// Update implements Store.
+// Update implements Store. The payment is written anew at the end of the
+// arena and its record points there; the old encoding is dead bytes.
 func (s *MemoryStore) Update(_ context.Context, merchantID, id string, fn func(*Payment) error) (Payment, error) {
 	b := s.book(merchantID, false)
 	if b == nil {
 		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
 	}
+	h := s.hash(id)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	i, ok := b.byID[id]
+	i, ok := b.find(h, id)
 	if !ok {
 		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
 	}
-	stored := b.order.at(i)
-	p := *stored // a copy: fn's changes land only if it succeeds
+	p := b.decode(i) // a copy: fn's changes land only if it succeeds
 	if err := fn(&p); err != nil {
-		return *stored, err
+		return b.decode(i), err
 	}
-	p.ID, p.MerchantID = stored.ID, stored.MerchantID
-	*stored = p
+	r := b.recs.at(i)
+	stored := b.arena.bytes(*r)
+	p.ID, p.MerchantID = string(recordID(stored)), b.merchantID
+	b.arena.dead += len(stored)
+	*r = b.arena.add(encodePayment(nil, &p))
+	if b.arena.dead > compactAfter && b.arena.dead > b.arena.used-b.arena.dead {
+		b.compact()
+	}
 	return p, nil
+}
+
+// compact copies the live encodings into a new arena, in record order, so
+// that a book updated over and over holds at most about twice its
+// payments' bytes. Its cost is that of the updates that made the garbage.
+func (b *book) compact() {
+	var fresh arena
+	for ci := range b.recs.c {
+		for j := range b.recs.c[ci] {
+			r := &b.recs.c[ci][j]
+			*r = fresh.add(b.arena.bytes(*r))
+		}
+	}
+	b.arena = fresh
 }
 
 // Reset implements Store. The book is emptied in place, under its lock, so
@@ -204,13 +365,29 @@ func (s *MemoryStore) Reset(_ context.Context, merchantID string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for id := range b.byID {
-		s.owner.Delete(id)
+	for h := range b.byHash {
+		s.disown(h, b.num)
 	}
-	b.byID = make(map[string]int)
-	b.order = chunks{}
-	b.customers = make(map[string]string)
+	for id := range b.collided {
+		s.disown(s.hash(id), b.num)
+	}
+	b.byHash = make(map[uint64]uint32)
+	b.collided = nil
+	b.recs = records{}
+	b.arena = arena{}
+	b.customers = nil
 	return nil
+}
+
+// disown forgets that the id of hash h is in book num. A shared entry
+// stays: Locate then asks the books, which know.
+func (s *MemoryStore) disown(h uint64, num uint32) {
+	sh := &s.owner[h%ownerShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m[h] == num+1 {
+		delete(sh.m, h)
+	}
 }
 
 // Page is a list request turned into store terms.
@@ -243,4 +420,180 @@ func TotalPages(total int, perPage int64) int64 {
 		n++
 	}
 	return n
+}
+
+// The encoding of a payment in a book's arena: the id first, so an index
+// look-up reads it without decoding the rest; then a flags byte, the
+// amount, the currency and status as small numbers (0 and the text for any
+// other), strings as a length and bytes, times as seconds and nanoseconds.
+// The merchant id is the book's and is not repeated.
+const (
+	hasMethod byte = 1 << iota
+	hasBilling
+	hasAddress
+	declines3DS
+)
+
+// The small numbers of currencies and statuses; 0 is none of them. They
+// are written to no disk, so they may change with the code.
+func currencyCodes() [5]Currency { return [...]Currency{1: USD, 2: EUR, 3: GBP, 4: CAD} }
+
+func statusCodes() [6]Status {
+	return [...]Status{1: StatusPending, 2: StatusCompleted, 3: StatusSucceeded, 4: StatusExpired, 5: StatusFailed}
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func appendTime(dst []byte, t time.Time) []byte {
+	dst = binary.AppendVarint(dst, t.Unix())
+	return binary.AppendUvarint(dst, uint64(t.Nanosecond()))
+}
+
+// appendCode writes the number of v among codes, or 0 and v itself.
+func appendCode[T ~string](dst []byte, v T, codes []T) []byte {
+	for i, c := range codes {
+		if i > 0 && c == v {
+			return append(dst, byte(i))
+		}
+	}
+	return appendString(append(dst, 0), string(v))
+}
+
+func encodePayment(dst []byte, p *Payment) []byte {
+	dst = appendString(dst, p.ID)
+	var flags byte
+	pm := p.PaymentMethod
+	if pm != nil {
+		flags |= hasMethod
+		if pm.BillingDetails != nil {
+			flags |= hasBilling
+			if pm.BillingDetails.Address != nil {
+				flags |= hasAddress
+			}
+		}
+	}
+	if p.Declines3DS {
+		flags |= declines3DS
+	}
+	dst = append(dst, flags)
+	dst = binary.AppendVarint(dst, int64(p.Amount))
+	cs, ss := currencyCodes(), statusCodes()
+	dst = appendCode(dst, p.Currency, cs[:])
+	dst = appendCode(dst, p.Status, ss[:])
+	for _, s := range [...]string{p.Customer.ID, p.Customer.Email, p.Customer.Name, p.Description,
+		string(p.Metadata), p.SuccessURL, p.CancelURL, p.CheckoutURL} {
+		dst = appendString(dst, s)
+	}
+	for _, t := range [...]time.Time{p.CreatedAt, p.UpdatedAt, p.ExpiresAt, p.CompletedAt} {
+		dst = appendTime(dst, t)
+	}
+	if pm == nil {
+		return dst
+	}
+	dst = appendString(dst, pm.Type)
+	dst = appendString(dst, pm.Card.Brand)
+	dst = appendString(dst, pm.Card.Last4)
+	dst = binary.AppendVarint(dst, int64(pm.Card.ExpiryMonth))
+	dst = binary.AppendVarint(dst, int64(pm.Card.ExpiryYear))
+	if bd := pm.BillingDetails; bd != nil {
+		dst = appendString(dst, bd.Name)
+		if a := bd.Address; a != nil {
+			for _, s := range [...]string{a.Line1, a.Line2, a.City, a.State, a.PostalCode, a.Country} {
+				dst = appendString(dst, s)
+			}
+		}
+	}
+	return dst
+}
+
+// recordID is the id at the start of an encoding, still in the arena.
+func recordID(enc []byte) []byte {
+	n, k := binary.Uvarint(enc)
+	return enc[k : k+int(n)]
+}
+
+// decoder reads an encoding from one string copy of it: every string of
+// the payment is a piece of that copy, so decoding allocates once for all
+// of them and shares nothing with the arena.
+type decoder struct {
+	s string
+	i int
+}
+
+func (d *decoder) uvarint() uint64 {
+	var v uint64
+	for shift := 0; ; shift += 7 {
+		c := d.s[d.i]
+		d.i++
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v
+		}
+	}
+}
+
+func (d *decoder) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (d *decoder) byte() byte {
+	c := d.s[d.i]
+	d.i++
+	return c
+}
+
+func (d *decoder) string() string {
+	n := int(d.uvarint())
+	s := d.s[d.i : d.i+n]
+	d.i += n
+	return s
+}
+
+func (d *decoder) time() time.Time {
+	sec := d.varint()
+	return time.Unix(sec, int64(d.uvarint())).UTC()
+}
+
+func decodeCode[T ~string](d *decoder, codes []T) T {
+	if c := d.byte(); c != 0 {
+		return codes[c]
+	}
+	return T(d.string())
+}
+
+func decodePayment(enc []byte, merchantID string) Payment {
+	d := decoder{s: string(enc)}
+	p := Payment{ID: d.string(), MerchantID: merchantID}
+	flags := d.byte()
+	p.Declines3DS = flags&declines3DS != 0
+	p.Amount = Amount(d.varint())
+	cs, ss := currencyCodes(), statusCodes()
+	p.Currency = decodeCode(&d, cs[:])
+	p.Status = decodeCode(&d, ss[:])
+	p.Customer = Customer{ID: d.string(), Email: d.string(), Name: d.string()}
+	p.Description = d.string()
+	if m := d.string(); m != "" {
+		p.Metadata = []byte(m) // a copy of its own: a caller may change it
+	}
+	p.SuccessURL, p.CancelURL, p.CheckoutURL = d.string(), d.string(), d.string()
+	p.CreatedAt, p.UpdatedAt, p.ExpiresAt, p.CompletedAt = d.time(), d.time(), d.time(), d.time()
+	if flags&hasMethod == 0 {
+		return p
+	}
+	pm := &PaymentMethod{Type: d.string()}
+	pm.Card.Brand, pm.Card.Last4 = d.string(), d.string()
+	pm.Card.ExpiryMonth, pm.Card.ExpiryYear = int(d.varint()), int(d.varint())
+	if flags&hasBilling != 0 {
+		pm.BillingDetails = &BillingDetails{Name: d.string()}
+		if flags&hasAddress != 0 {
+			pm.BillingDetails.Address = &Address{Line1: d.string(), Line2: d.string(), City: d.string(),
+				State: d.string(), PostalCode: d.string(), Country: d.string()}
+		}
+	}
+	p.PaymentMethod = pm
+	return p
 }
