@@ -4,7 +4,9 @@
 package mockserver
 
 import (
+	"encoding/binary"
 	"maps"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -42,12 +44,8 @@ type opCounts struct {
 	violations map[paymock.Violation]int
 }
 
-// merchantJournal is one merchant's ring of recent requests and its
-// counters, which outlive the ring: the report covers every request.
+// merchantJournal is a copy of one merchant's counters, for the report.
 type merchantJournal struct {
-	ring      []JournalEntry
-	next      int // where the next entry goes
-	full      bool
 	ops       map[string]*opCounts
 	calls     int
 	violating int
@@ -55,11 +53,39 @@ type merchantJournal struct {
 	injected  int
 }
 
+// merchantLog is one merchant's ring of recent requests and its counters,
+// which outlive the ring: the report covers every request. Most merchants
+// of an open-mode sandbox make a call or two and go idle, so everything
+// here starts small: the ring grows to the journal's size as requests
+// come, each entry is one string in the encoding of appendEntry (no
+// pointers for the collector to follow), and an operation's counters are a
+// short slice rather than maps.
+type merchantLog struct {
+	ring      []string
+	next      int // where the next entry goes once the ring is full
+	ops       []opTally
+	calls     int
+	violating int
+	unmatched int
+	injected  int
+}
+
+// opTally counts the calls of one operation.
+type opTally struct {
+	op         string
+	calls      int
+	violating  int
+	statuses   []statusCount             // few: the statuses one operation answers
+	violations map[paymock.Violation]int // nil until the first violating call
+}
+
+type statusCount struct{ status, n int }
+
 // journal holds every merchant's requests, bounded per merchant.
 type requestJournal struct {
 	size      int
 	mu        sync.Mutex
-	merchants map[string]*merchantJournal
+	merchants map[string]*merchantLog
 }
 
 // newJournal returns a journal keeping size requests per merchant: the
@@ -71,16 +97,16 @@ func newJournal(size int) *requestJournal {
 	if size == 0 {
 		size = DefaultJournalSize
 	}
-	return &requestJournal{size: size, merchants: make(map[string]*merchantJournal)}
+	return &requestJournal{size: size, merchants: make(map[string]*merchantLog)}
 }
 
-func (j *requestJournal) merchantLocked(id string) *merchantJournal {
-	mj := j.merchants[id]
-	if mj == nil {
-		mj = &merchantJournal{ops: make(map[string]*opCounts)}
-		j.merchants[id] = mj
+func (j *requestJournal) merchantLocked(id string) *merchantLog {
+	ml := j.merchants[id]
+	if ml == nil {
+		ml = &merchantLog{}
+		j.merchants[id] = ml
 	}
-	return mj
+	return ml
 }
 
 // record adds one request. violating says the contract check refused it;
@@ -90,46 +116,74 @@ func (j *requestJournal) record(merchantID string, e JournalEntry, violating, co
 	if j == nil {
 		return
 	}
+	enc := string(appendEntry(make([]byte, 0, 128), &e))
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	mj := j.merchantLocked(merchantID)
-	if len(mj.ring) < j.size {
-		mj.ring = append(mj.ring, e)
+	ml := j.merchantLocked(merchantID)
+	if len(ml.ring) < j.size {
+		if len(ml.ring) == cap(ml.ring) {
+			// Double, but never past the journal's size: append's own
+			// growth would overshoot it for good.
+			grown := make([]string, len(ml.ring), min(max(2*cap(ml.ring), 1), j.size))
+			copy(grown, ml.ring)
+			ml.ring = grown
+		}
+		ml.ring = append(ml.ring, enc)
 	} else {
-		mj.ring[mj.next] = e
-		mj.full = true
+		ml.ring[ml.next] = enc
+		ml.next = (ml.next + 1) % j.size
 	}
-	mj.next = (mj.next + 1) % j.size
 	if !counted {
 		return
 	}
-	mj.calls++
+	ml.calls++
 	if e.InjectedFault != "" {
 		// Asked for by the client's own test: it covers the status the
 		// client had to handle, and is never the client's violation.
-		mj.injected++
+		ml.injected++
 		violating = false
 	}
 	if violating {
-		mj.violating++
+		ml.violating++
 	}
 	if e.Operation == "" {
-		mj.unmatched++
+		ml.unmatched++
 		return
 	}
-	oc := mj.ops[e.Operation]
-	if oc == nil {
-		oc = &opCounts{statuses: map[int]int{}, violations: map[paymock.Violation]int{}}
-		mj.ops[e.Operation] = oc
-	}
+	oc := ml.op(e.Operation)
 	oc.calls++
-	oc.statuses[e.Status]++
+	oc.count(e.Status)
 	if violating {
 		oc.violating++
+		if len(e.Violations) > 0 && oc.violations == nil {
+			oc.violations = make(map[paymock.Violation]int)
+		}
 		for _, v := range e.Violations {
 			oc.violations[v]++
 		}
 	}
+}
+
+// op returns the counters of an operation, adding them on its first call.
+// A merchant calls a handful of operations, so a scan beats a map.
+func (ml *merchantLog) op(name string) *opTally {
+	for i := range ml.ops {
+		if ml.ops[i].op == name {
+			return &ml.ops[i]
+		}
+	}
+	ml.ops = append(ml.ops, opTally{op: name})
+	return &ml.ops[len(ml.ops)-1]
+}
+
+func (oc *opTally) count(status int) {
+	for i := range oc.statuses {
+		if oc.statuses[i].status == status {
+			oc.statuses[i].n++
+			return
+		}
+	}
+	oc.statuses = append(oc.statuses, statusCount{status: status, n: 1})
 }
 
 // requestFilter selects journal entries.
@@ -151,14 +205,14 @@ func (j *requestJournal) list(merchantID string, f requestFilter, offset, limit 
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	mj := j.merchants[merchantID]
-	if mj == nil {
+	ml := j.merchants[merchantID]
+	if ml == nil {
 		return out, 0
 	}
 	total := 0
-	n := len(mj.ring)
+	n := len(ml.ring)
 	for i := range n {
-		e := mj.ring[(mj.next-1-i+n)%n]
+		e := decodeEntry(ml.ring[(ml.next-1-i+n)%n])
 		if !f.match(e) {
 			continue
 		}
@@ -187,16 +241,87 @@ func (j *requestJournal) snapshot(merchantID string) merchantJournal {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	mj := j.merchants[merchantID]
-	if mj == nil {
+	ml := j.merchants[merchantID]
+	if ml == nil {
 		return merchantJournal{}
 	}
-	cp := merchantJournal{calls: mj.calls, violating: mj.violating, unmatched: mj.unmatched, injected: mj.injected, ops: make(map[string]*opCounts, len(mj.ops))}
-	for k, oc := range mj.ops {
-		c := &opCounts{calls: oc.calls, violating: oc.violating, statuses: maps.Clone(oc.statuses), violations: maps.Clone(oc.violations)}
-		cp.ops[k] = c
+	cp := merchantJournal{calls: ml.calls, violating: ml.violating, unmatched: ml.unmatched, injected: ml.injected, ops: make(map[string]*opCounts, len(ml.ops))}
+	for _, oc := range ml.ops {
+		c := &opCounts{calls: oc.calls, violating: oc.violating, statuses: make(map[int]int, len(oc.statuses)), violations: maps.Clone(oc.violations)}
+		if c.violations == nil {
+			c.violations = map[paymock.Violation]int{}
+		}
+		for _, sc := range oc.statuses {
+			c.statuses[sc.status] = sc.n
+		}
+		cp.ops[oc.op] = c
 	}
 	return cp
+}
+
+// appendEntry encodes e: its strings as a length and bytes, its status as
+// a varint, its duration as the float's bits, then its violations.
+func appendEntry(dst []byte, e *JournalEntry) []byte {
+	for _, s := range [...]string{e.ID, e.At, e.Method, e.Path, e.Query, e.Operation, e.Variant, e.InjectedFault} {
+		dst = appendEntryString(dst, s)
+	}
+	dst = binary.AppendVarint(dst, int64(e.Status))
+	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(e.DurationMS))
+	dst = binary.AppendUvarint(dst, uint64(len(e.Violations)))
+	for _, v := range e.Violations {
+		dst = appendEntryString(dst, v.Param)
+		dst = appendEntryString(dst, v.Code)
+		dst = appendEntryString(dst, v.Message)
+	}
+	return dst
+}
+
+func appendEntryString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// entryReader reads an encoded entry; the strings it returns are pieces of
+// the entry's own string, which nothing changes, so they cost nothing.
+type entryReader struct {
+	s string
+	i int
+}
+
+func (r *entryReader) uvarint() uint64 {
+	var v uint64
+	for shift := 0; ; shift += 7 {
+		c := r.s[r.i]
+		r.i++
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v
+		}
+	}
+}
+
+func (r *entryReader) string() string {
+	n := int(r.uvarint())
+	s := r.s[r.i : r.i+n]
+	r.i += n
+	return s
+}
+
+func decodeEntry(enc string) JournalEntry {
+	r := entryReader{s: enc}
+	e := JournalEntry{ID: r.string(), At: r.string(), Method: r.string(), Path: r.string(), Query: r.string(),
+		Operation: r.string(), Variant: r.string(), InjectedFault: r.string()}
+	u := r.uvarint()
+	e.Status = int(int64(u>>1) ^ -int64(u&1))
+	e.DurationMS = math.Float64frombits(binary.LittleEndian.Uint64([]byte(r.s[r.i : r.i+8])))
+	r.i += 8
+	if n := int(r.uvarint()); n > 0 {
+		e.Violations = make([]paymock.Violation, n)
+		for k := range e.Violations {
+			e.Violations[k] = paymock.Violation{Param: r.string(), Code: r.string(), Message: r.string()}
+		}
+	}
+	return e
 }
 
 func durationMS(d time.Duration) float64 {
