@@ -11,7 +11,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"testing"
 
@@ -115,6 +118,25 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
+// heapProfile writes the live heap to $PAYMOCK_HEAPPROFILE/<benchmark>.heap
+// when that is set: -memprofile is written after the benchmark has let go
+// of its sandbox, so it cannot say where a measured byte is.
+func heapProfile(b *testing.B) {
+	dir := os.Getenv("PAYMOCK_HEAPPROFILE")
+	if dir == "" {
+		return
+	}
+	runtime.GC()
+	f, err := os.Create(filepath.Join(dir, strings.ReplaceAll(b.Name(), "/", "_")+".heap"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkStoredPaymentBytes creates payments through the whole chain
 // (journal on) and reports the live heap each one adds: the payment, its
 // index entries, its pending expiry timer and its journal entry share
@@ -133,6 +155,7 @@ func BenchmarkStoredPaymentBytes(b *testing.B) {
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(liveHeap()-before)/n, "B/payment")
+		heapProfile(b)
 		runtime.KeepAlive(s)
 		b.StartTimer()
 	}
@@ -158,6 +181,7 @@ func BenchmarkIdleMerchantBytes(b *testing.B) {
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(liveHeap()-before)/n, "B/merchant")
+		heapProfile(b)
 		runtime.KeepAlive(s)
 		b.StartTimer()
 	}
