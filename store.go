@@ -44,7 +44,9 @@ type Store interface {
 // byte arena, found through maps of hashes to record numbers, so the heap
 // the collector scans stays small whatever the number stored.
 type MemoryStore struct {
-	seed  maphash.Seed
+	// hash maps ids into the indexes; ids whose hashes meet are told apart
+	// by comparing the ids themselves.
+	hash  func(id string) uint64
 	mu    sync.RWMutex
 	books map[string]*book
 	byNum []*book // books by number, for the owner index
@@ -144,14 +146,13 @@ func (a *arena) bytes(r record) []byte { return a.c[r.chunk][r.off : r.off+r.n] 
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	s := &MemoryStore{seed: maphash.MakeSeed(), books: make(map[string]*book)}
+	seed := maphash.MakeSeed()
+	s := &MemoryStore{hash: func(id string) uint64 { return maphash.String(seed, id) }, books: make(map[string]*book)}
 	for i := range s.owner {
 		s.owner[i].m = make(map[uint64]uint32)
 	}
 	return s
 }
-
-func (s *MemoryStore) hash(id string) uint64 { return maphash.String(s.seed, id) }
 
 func (s *MemoryStore) book(merchantID string, create bool) *book {
 	s.mu.RLock()
