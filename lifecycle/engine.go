@@ -31,6 +31,14 @@ type Config struct {
 	Scenarios *Scenarios // from --scenarios; nil for built-ins and test cards only
 	// Variants picks the wire form of the payment in each event body.
 	Variants *paymock.Variants
+	// Merchants finds a merchant by id, for sweeping every merchant's due
+	// payments (SweepAll); nil finds none.
+	Merchants MerchantFinder
+}
+
+// MerchantFinder finds a merchant by id (*paymock.Merchants does).
+type MerchantFinder interface {
+	ByID(id string) (*paymock.Merchant, bool)
 }
 
 // Engine moves payments from pending to their outcome. Every transition,
@@ -45,6 +53,11 @@ type Engine struct {
 	hooks     *webhooks.Dispatcher
 	scenarios *Scenarios
 	variants  *paymock.Variants
+	merchants MerchantFinder
+	// due is the store's list of due payments when the clocks are shared
+	// too: then the store, not this process's scheduler, holds expiries
+	// and scenario steps (see sweep.go). Nil otherwise.
+	due DueStore
 }
 
 // NewEngine returns the engine of cfg.
@@ -55,9 +68,17 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{log: cfg.Logger, store: cfg.Store, clocks: cfg.Clocks, sched: cfg.Scheduler, ids: cfg.IDs,
-		hooks: cfg.Webhooks, scenarios: cfg.Scenarios, variants: cfg.Variants}, nil
+	e := &Engine{log: cfg.Logger, store: cfg.Store, clocks: cfg.Clocks, sched: cfg.Scheduler, ids: cfg.IDs,
+		hooks: cfg.Webhooks, scenarios: cfg.Scenarios, variants: cfg.Variants, merchants: cfg.Merchants}
+	if due, ok := cfg.Store.(DueStore); ok && cfg.Clocks.Shared() {
+		e.due = due
+	}
+	return e, nil
 }
+
+// Shared reports whether due work lives in the store, for every replica
+// to fire: then something must call SweepAll now and then on real clocks.
+func (e *Engine) Shared() bool { return e.due != nil }
 
 // Now is the merchant's current time.
 func (e *Engine) Now(m *paymock.Merchant) time.Time { return e.clocks.Now(m.ID) }
@@ -66,19 +87,26 @@ func (e *Engine) Now(m *paymock.Merchant) time.Time { return e.clocks.Now(m.ID) 
 func (e *Engine) ClockMode() ClockMode { return e.clocks.Mode() }
 
 // Created schedules what happens to a new payment by itself: its expiry
-// and the steps of the scenario it triggers, if any.
+// and the steps of the scenario it triggers, if any. With a shared store
+// it records instead which of them comes first (see sweep.go).
 func (e *Engine) Created(ctx context.Context, m *paymock.Merchant, p paymock.Payment, t Trigger) {
 	id := p.ID
-	e.sched.At(m.ID, p.ExpiresAt, func() { e.fire(m, id, paymock.StatusExpired, "expiry") })
 	sc, ok := e.scenarios.Select(p, t)
-	if !ok {
-		if t.MetadataScenario != "" {
-			e.log.WarnContext(ctx, "metadata.scenario names no scenario; the payment waits for an outcome",
-				"merchant", m.ID, "payment", id, "scenario", t.MetadataScenario)
-		}
+	if !ok && t.MetadataScenario != "" {
+		e.log.WarnContext(ctx, "metadata.scenario names no scenario; the payment waits for an outcome",
+			"merchant", m.ID, "payment", id, "scenario", t.MetadataScenario)
+	}
+	if ok {
+		e.log.DebugContext(ctx, "scenario selected", "merchant", m.ID, "payment", id, "scenario", sc.Name, "source", sc.Source)
+	}
+	if e.due != nil {
+		e.createdShared(ctx, m, p, sc, ok)
 		return
 	}
-	e.log.DebugContext(ctx, "scenario selected", "merchant", m.ID, "payment", id, "scenario", sc.Name, "source", sc.Source)
+	e.sched.At(m.ID, p.ExpiresAt, func() { e.fire(m, id, paymock.StatusExpired, "expiry") })
+	if !ok {
+		return
+	}
 	for _, st := range sc.Steps {
 		e.sched.At(m.ID, p.CreatedAt.Add(st.After), func() { e.fire(m, id, st.Do, "scenario "+sc.Name) })
 	}
@@ -102,11 +130,23 @@ func (e *Engine) fire(m *paymock.Merchant, id string, to paymock.Status, why str
 // clock and emits its event. A final payment is a conflict_error; an
 // unknown one not_found_error.
 func (e *Engine) Transition(ctx context.Context, m *paymock.Merchant, id string, to paymock.Status) (paymock.Payment, error) {
-	now := e.clocks.Now(m.ID)
+	now, err := e.clocks.NowContext(ctx, m.ID)
+	if err != nil {
+		return paymock.Payment{}, err
+	}
+	return e.transitionAt(ctx, m, id, to, now)
+}
+
+// transitionAt is Transition stamped at now, an instant of the merchant's
+// clock: a sweep stamps what it fires at the instant it fell due.
+func (e *Engine) transitionAt(ctx context.Context, m *paymock.Merchant, id string, to paymock.Status, now time.Time) (paymock.Payment, error) {
 	typ, err := paymock.EventTypeFor(to)
 	if err != nil {
 		return paymock.Payment{}, err
 	}
+	// The store serialises updates of one payment (a row lock in
+	// PostgreSQL) and a final payment refuses another transition, so two
+	// replicas firing the same due payment make one event.
 	p, err := e.store.Update(ctx, m.ID, id, func(p *paymock.Payment) error { return p.Transition(to, now) })
 	if errors.Is(err, paymock.ErrNotFound) {
 		return paymock.Payment{}, paymock.PaymentNotFound(id)
@@ -153,14 +193,33 @@ func (e *Engine) Act(ctx context.Context, m *paymock.Merchant, id string, to pay
 
 // Advance moves the merchant's clock forward, fires everything that fell
 // due on the way in time order, and waits for the webhook deliveries that
-// caused to be attempted, so the caller sees their outcome.
+// caused to be attempted, so the caller sees their outcome. With a shared
+// store the payments due by then, whichever replica created them, join
+// this process's scheduler for the advance (see queueDue).
 func (e *Engine) Advance(ctx context.Context, m *paymock.Merchant, d time.Duration) (time.Time, int, error) {
 	// Deliveries already under way settle first, so the retries they
 	// schedule are due from their own attempt and fire in this advance.
 	if err := e.hooks.Idle(ctx, m.ID); err != nil {
 		return e.clocks.Now(m.ID), 0, fmt.Errorf("wait for deliveries: %w", err)
 	}
+	if e.due != nil {
+		if d < 0 {
+			return e.clocks.Now(m.ID), 0, fmt.Errorf("advance by %s: the clock only moves forward", d)
+		}
+		if err := e.queueDue(ctx, m, d); err != nil {
+			return e.clocks.Now(m.ID), 0, err
+		}
+	}
 	now, fired := e.sched.Advance(m.ID, d)
+	if e.due != nil {
+		// What was past the queued batch, or created on another replica
+		// while this advance ran.
+		n, err := e.sweep(ctx, m, now)
+		fired += n
+		if err != nil {
+			return now, fired, err
+		}
+	}
 	if err := e.hooks.Idle(ctx, m.ID); err != nil {
 		return now, fired, fmt.Errorf("wait for deliveries: %w", err)
 	}
@@ -171,7 +230,9 @@ func (e *Engine) Advance(ctx context.Context, m *paymock.Merchant, d time.Durati
 func (e *Engine) Reset(ctx context.Context, m *paymock.Merchant) error {
 	e.sched.Reset(m.ID)
 	e.hooks.Reset(m.ID)
-	e.clocks.Reset(m.ID)
+	if err := e.clocks.ResetContext(ctx, m.ID); err != nil {
+		return fmt.Errorf("reset clock: %w", err)
+	}
 	if err := e.store.Reset(ctx, m.ID); err != nil {
 		return fmt.Errorf("reset store: %w", err)
 	}

@@ -9,23 +9,23 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/paymock/paymock/lifecycle"
 )
 
 // The clock modes, as the lifecycle names them.
 const (
-	ClockReal   = "real"
-	ClockFrozen = "frozen"
+	ClockReal   = lifecycle.ClockReal
+	ClockFrozen = lifecycle.ClockFrozen
 )
 
-// Clock is one merchant's clock: an offset from the sandbox's time (real
-// mode) or an instant that moves only when advanced (frozen mode).
-type Clock struct {
-	Mode   string
-	Offset time.Duration // real mode
-	Frozen time.Time     // frozen mode
-}
+// Clock is one merchant's clock: an offset from real time (real mode) or
+// an instant that moves only when advanced (frozen mode). It is the
+// lifecycle's type, so that *Store is a lifecycle.ClockStore.
+type Clock = lifecycle.ClockState
 
-func (c Clock) check() error {
+var _ lifecycle.ClockStore = (*Store)(nil)
+
+func checkClock(c Clock) error {
 	switch c.Mode {
 	case ClockReal:
 		return nil
@@ -39,7 +39,7 @@ func (c Clock) check() error {
 }
 
 // frozenNS is the frozen_ns column of the clock: null for a real clock.
-func (c Clock) frozenNS() *int64 {
+func frozenNS(c Clock) *int64 {
 	if c.Mode != ClockFrozen {
 		return nil
 	}
@@ -49,11 +49,13 @@ func (c Clock) frozenNS() *int64 {
 
 func scanClock(row pgx.Row) (Clock, error) {
 	var c Clock
+	var mode string
 	var offset int64
 	var frozen *int64
-	if err := row.Scan(&c.Mode, &offset, &frozen); err != nil {
+	if err := row.Scan(&mode, &offset, &frozen); err != nil {
 		return Clock{}, err
 	}
+	c.Mode = lifecycle.ClockMode(mode)
 	c.Offset = time.Duration(offset)
 	if frozen != nil {
 		c.Frozen = time.Unix(0, *frozen).UTC()
@@ -77,13 +79,13 @@ func (s *Store) Clock(ctx context.Context, merchantID string) (Clock, bool, erro
 
 // SetClock stores the merchant's clock, replacing any.
 func (s *Store) SetClock(ctx context.Context, merchantID string, c Clock) error {
-	if err := c.check(); err != nil {
+	if err := checkClock(c); err != nil {
 		return err
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO clocks (merchant_id, mode, offset_ns, frozen_ns)
 		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (merchant_id) DO UPDATE SET mode = $2, offset_ns = $3, frozen_ns = $4`,
-		merchantID, c.Mode, int64(c.Offset), c.frozenNS())
+		merchantID, string(c.Mode), int64(c.Offset), frozenNS(c))
 	if err != nil {
 		return check("setting the clock of "+merchantID, err)
 	}
@@ -97,11 +99,11 @@ func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Dura
 	if d < 0 {
 		return Clock{}, fmt.Errorf("advance by %s: the clock only moves forward", d)
 	}
-	if err := initial.check(); err != nil {
+	if err := checkClock(initial); err != nil {
 		return Clock{}, err
 	}
 	var frozen *int64
-	if ns := initial.frozenNS(); ns != nil {
+	if ns := frozenNS(initial); ns != nil {
 		v := *ns + int64(d)
 		frozen = &v
 	}
@@ -115,7 +117,7 @@ func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Dura
 			offset_ns = CASE WHEN c.mode = 'real' THEN c.offset_ns + $5 ELSE c.offset_ns END,
 			frozen_ns = c.frozen_ns + $5
 		RETURNING mode, offset_ns, frozen_ns`,
-		merchantID, initial.Mode, offset, frozen, int64(d)))
+		merchantID, string(initial.Mode), offset, frozen, int64(d)))
 	if err != nil {
 		return Clock{}, check("advancing the clock of "+merchantID, err)
 	}
@@ -128,4 +130,33 @@ func (s *Store) ResetClock(ctx context.Context, merchantID string) error {
 		return check("resetting the clock of "+merchantID, err)
 	}
 	return nil
+}
+
+// RaiseClock moves the merchant's clock forward so that it shows at least
+// t, in one statement, and returns the clock afterwards: a frozen clock's
+// instant becomes at least t, a real clock's offset at least t - realNow.
+// initial is the clock of a merchant with none stored yet (raised too).
+func (s *Store) RaiseClock(ctx context.Context, merchantID string, t, realNow time.Time, initial Clock) (Clock, error) {
+	if err := checkClock(initial); err != nil {
+		return Clock{}, err
+	}
+	offset := int64(t.Sub(realNow))
+	first := initial
+	switch {
+	case first.Mode == ClockFrozen && t.After(first.Frozen):
+		first.Frozen = t
+	case first.Mode == ClockReal && time.Duration(offset) > first.Offset:
+		first.Offset = time.Duration(offset)
+	}
+	c, err := scanClock(s.pool.QueryRow(ctx, `INSERT INTO clocks AS c (merchant_id, mode, offset_ns, frozen_ns)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (merchant_id) DO UPDATE SET
+			offset_ns = CASE WHEN c.mode = 'real' THEN greatest(c.offset_ns, $5) ELSE c.offset_ns END,
+			frozen_ns = CASE WHEN c.mode = 'frozen' THEN greatest(c.frozen_ns, $6) ELSE c.frozen_ns END
+		RETURNING mode, offset_ns, frozen_ns`,
+		merchantID, string(first.Mode), int64(first.Offset), frozenNS(first), offset, t.UnixNano()))
+	if err != nil {
+		return Clock{}, check("advancing the clock of "+merchantID, err)
+	}
+	return c, nil
 }

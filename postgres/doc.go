@@ -18,15 +18,38 @@
 // changes nothing. Every statement takes request values as parameters;
 // no SQL is built from them.
 //
-// # Clocks and the schedule
+// # Clocks and due payments
 //
-// For the lifecycle to run across replicas, the store also keeps each
-// merchant's clock (Clock, SetClock, AdvanceClock: an offset or a frozen
-// instant, in integer nanoseconds) and a schedule of due work (Schedule,
-// ClaimDue, ClaimMerchantDue, Done). A replica claims due items with
-// FOR UPDATE SKIP LOCKED, setting a lease; concurrent claimers never get
-// the same item, and an item whose replica died before Done is claimed
-// again once its lease runs out.
+// For the lifecycle to run across replicas, the store keeps each
+// merchant's clock (Clock, AdvanceClock, RaiseClock, ResetClock: an
+// offset from real time or a frozen instant, in integer nanoseconds) and
+// implements lifecycle.ClockStore, so every replica shows a merchant the
+// same time and advances from several replicas add up.
+//
+// It implements lifecycle.DueStore too: each payment row carries when it
+// next changes by itself (due_at: its expiry, or the first step of its
+// scenario when SetDue recorded an earlier one) and into what, indexed
+// over pending payments. Nothing about due work lives only in a process:
+// an advance of a frozen clock on any replica lists the merchant's due
+// payments (Due) and fires them in time order; on real clocks every
+// replica sweeps all merchants' due payments (DueAll) every second.
+// Exactly once comes from Update: it locks the row, and a final payment
+// refuses another transition, so two replicas firing one payment make one
+// event. After a restart, or when the replica that created a payment was
+// killed, the sweep alone makes pending payments expire on time: nothing
+// needs re-scheduling.
+//
+// Still per replica: each replica's event journal and webhook deliveries
+// (with their retries), API keys and endpoints added at run time, fault
+// rules and the request journal. An event is in the journal of the
+// replica that fired it, so counting a merchant's events means asking
+// every replica's GET /_sandbox/events.
+//
+// A schedule of other work (Schedule, ClaimDue, ClaimMerchantDue, Done),
+// meant for webhook retries, is there too but not used yet: a replica
+// claims due items with FOR UPDATE SKIP LOCKED, setting a lease;
+// concurrent claimers never get the same item, and an item whose replica
+// died before Done is claimed again once its lease runs out.
 //
 // # Migrations
 //

@@ -70,8 +70,9 @@ func (s *Store) Schedule(ctx context.Context, it Item) (int64, error) {
 
 // ClaimDue claims up to limit items due on the clocks of real-mode
 // merchants, earliest first, for lease from now, and returns them. now is
-// the sandbox's time: a merchant whose stored clock runs ahead by an
-// offset has its items come due that much sooner; a merchant whose clock
+// the real time, from which stored clocks' offsets count: a merchant
+// whose stored clock runs ahead by an offset has its items come due that
+// much sooner; a merchant whose clock
 // is frozen has none claimed here (an advance fires them, through
 // ClaimMerchantDue). Leases are measured on now too, so replicas' clocks
 // must agree to well within a lease. Items another replica holds are

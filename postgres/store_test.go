@@ -19,8 +19,6 @@ import (
 	"github.com/paymock/paymock/internal/storetest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 // openStore opens a store on a fresh database, closed when t ends.
 func openStore(t testing.TB) (*Store, string) {
 	t.Helper()

@@ -111,6 +111,7 @@ type Sandbox struct {
 	idleTTL   time.Duration // negative: merchants are never forgotten
 	stop      chan struct{} // closed by Close: the forgetting loop ends
 	done      chan struct{} // closed when the forgetting loop has ended
+	sweeps    sweeper       // the sweep of due payments on a shared store
 	started   bool
 }
 
@@ -120,7 +121,16 @@ func New(cfg Config) (*Sandbox, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	clocks, err := lifecycle.NewClocks(cfg.Clock)
+	clockCfg := cfg.Clock
+	if cs, ok := cfg.Store.(lifecycle.ClockStore); ok && clockCfg.Store == nil {
+		// A store every replica shares keeps the clocks too, so that each
+		// replica shows a merchant the same time.
+		clockCfg.Store = cs
+	}
+	if clockCfg.Logger == nil {
+		clockCfg.Logger = logger
+	}
+	clocks, err := lifecycle.NewClocks(clockCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +199,7 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	engine, err := lifecycle.NewEngine(lifecycle.Config{
 		Logger: logger, Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks,
-		Scenarios: cfg.Scenarios, Variants: variants,
+		Scenarios: cfg.Scenarios, Variants: variants, Merchants: merchants,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: %w", err)
@@ -241,14 +251,16 @@ func New(cfg Config) (*Sandbox, error) {
 // hosted pages and the health check.
 func (s *Sandbox) Handler() http.Handler { return s.server }
 
-// Start starts the webhook workers, the scheduler, and the loop that
-// forgets idle open-mode merchants.
+// Start starts the webhook workers, the scheduler, the loop that forgets
+// idle open-mode merchants and, on a shared store with real clocks, the
+// sweep of due payments.
 func (s *Sandbox) Start() {
 	s.hooks.Start()
 	s.sched.Start()
 	if !s.started {
 		s.started = true
 		go s.forgetIdle()
+		s.startSweeps()
 	}
 }
 
@@ -310,6 +322,7 @@ func (s *Sandbox) Close(ctx context.Context) error {
 			<-s.done
 		}
 	}
+	s.stopSweeps()
 	err := s.hooks.Close(ctx)
 	s.sched.Stop()
 	if err != nil {

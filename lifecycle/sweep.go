@@ -1,0 +1,218 @@
+// Due work kept by a shared store: what each pending payment becomes by
+// itself and when, fired by whichever replica sweeps first.
+
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/paymock/paymock"
+)
+
+// DuePayment is a pending payment that changes by itself: at At, an
+// instant of its merchant's clock, it becomes To.
+type DuePayment struct {
+	MerchantID string
+	ID         string
+	At         time.Time
+	To         paymock.Status
+}
+
+// DueStore is a store that knows when each pending payment falls due, so
+// that any replica fires what any replica created, and a restarted one
+// needs nothing re-scheduled (package postgres implements it). A pending
+// payment is due at its expires_at, becoming expired, unless SetDue gave
+// it an earlier step.
+//
+// The Engine uses a DueStore only when the clocks are shared as well
+// (ClockConfig.Store): due instants are on the merchants' clocks.
+type DueStore interface {
+	// SetDue records that the pending payment becomes to at at, an
+	// instant before its expiry (the first step of its scenario). A
+	// payment no longer pending is left alone.
+	SetDue(ctx context.Context, merchantID, id string, at time.Time, to paymock.Status) error
+	// Due lists up to limit of the merchant's pending payments due by
+	// until on its clock, earliest first.
+	Due(ctx context.Context, merchantID string, until time.Time, limit int) ([]DuePayment, error)
+	// DueAll lists up to limit pending payments due on their merchants'
+	// real clocks, earliest first: a merchant's clock shows now plus its
+	// stored offset, or plus base when none is stored. Merchants whose
+	// stored clock is frozen have none listed (an advance fires those).
+	DueAll(ctx context.Context, now time.Time, base time.Duration, limit int) ([]DuePayment, error)
+}
+
+// Batches of due payments read at a time.
+const (
+	sweepBatch    = 100
+	sweepAllBatch = 500
+	// advanceBatch is how many due payments an advance fires in time
+	// order with this process's own work (webhook retries); any more fire
+	// after it, each still stamped at its due instant.
+	advanceBatch = 1000
+)
+
+// SweepInterval is how often each replica sweeps every real-clock
+// merchant's due payments on a shared store: an expiry fires at most
+// this late on a replica other than the one that created the payment.
+const SweepInterval = time.Second
+
+// unknownMerchantGrace is how long a payment of a merchant this replica
+// has never seen (open-mode merchants live per replica) stays due before
+// this replica fires it: the replica that knows the merchant, and so its
+// webhook endpoints, sweeps it first; this one steps in when that one is
+// gone, and records the event with no endpoint to deliver it to.
+const unknownMerchantGrace = 5 * time.Second
+
+// createdShared records a new payment's fate in the store: the first of
+// its scenario's steps when that comes before its expiry (the store knows
+// the expiry already). A step due at once also goes to this process's
+// scheduler, so that it fires now rather than at the next sweep.
+func (e *Engine) createdShared(ctx context.Context, m *paymock.Merchant, p paymock.Payment, sc Scenario, selected bool) {
+	if !selected {
+		return
+	}
+	at, to := p.ExpiresAt, paymock.StatusExpired
+	for _, st := range sc.Steps {
+		// Strictly before: at the same instant the expiry wins, and of two
+		// steps the first listed, as the scheduler orders them.
+		if due := p.CreatedAt.Add(st.After); due.Before(at) {
+			at, to = due, st.Do
+		}
+	}
+	if at.Equal(p.ExpiresAt) {
+		return
+	}
+	id, why := p.ID, "scenario "+sc.Name
+	fire := func() { e.fire(m, id, to, why) }
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if err := e.due.SetDue(ctx, m.ID, id, at, to); err != nil {
+		// This process still fires it, unless it stops first.
+		e.log.WarnContext(ctx, "scenario step not stored; only this replica will fire it",
+			"merchant", m.ID, "payment", id, "scenario", sc.Name, "error", err)
+		e.sched.At(m.ID, at, fire)
+		return
+	}
+	if !at.After(p.CreatedAt) {
+		e.sched.At(m.ID, at, fire)
+	}
+}
+
+// queueDue puts the merchant's payments due within d of its clock into
+// this process's scheduler, so that the advance that follows fires them
+// and this process's webhook retries in one time order, with the clock at
+// each one's instant, as it does for the payments it holds itself in
+// memory.
+func (e *Engine) queueDue(ctx context.Context, m *paymock.Merchant, d time.Duration) error {
+	now, err := e.clocks.NowContext(ctx, m.ID)
+	if err != nil {
+		return err
+	}
+	ds, err := e.due.Due(ctx, m.ID, now.Add(d), advanceBatch)
+	if err != nil {
+		return err
+	}
+	for _, p := range ds {
+		id, to := p.ID, p.To
+		e.sched.At(m.ID, p.At, func() { e.fire(m, id, to, "due") })
+	}
+	return nil
+}
+
+// sweep fires the merchant's payments due by until, in due order, each
+// stamped at its due instant, and returns how many it moved. One found
+// final already was fired by another replica, or completed by someone
+// first: it does not count.
+func (e *Engine) sweep(ctx context.Context, m *paymock.Merchant, until time.Time) (int, error) {
+	fired := 0
+	for {
+		ds, err := e.due.Due(ctx, m.ID, until, sweepBatch)
+		if err != nil {
+			return fired, err
+		}
+		for _, d := range ds {
+			ok, err := e.fireDue(ctx, m, d)
+			if err != nil {
+				return fired, err
+			}
+			if ok {
+				fired++
+			}
+		}
+		// Every payment listed has left the pending ones (fired here or
+		// elsewhere), so the next batch is new.
+		if len(ds) < sweepBatch {
+			return fired, nil
+		}
+	}
+}
+
+// SweepAll fires the pending payments due on every real-mode merchant's
+// clock, in due order, and returns how many it moved. Each replica on a
+// shared store calls it every SweepInterval; the store makes sure each
+// payment moves once.
+func (e *Engine) SweepAll(ctx context.Context) (int, error) {
+	if e.due == nil {
+		return 0, nil
+	}
+	fired := 0
+	for {
+		now, base := e.clocks.RealNow()
+		ds, err := e.due.DueAll(ctx, now, base, sweepAllBatch)
+		if err != nil {
+			return fired, err
+		}
+		handled := 0
+		for _, d := range ds {
+			m, ok := e.merchant(d)
+			if !ok {
+				continue
+			}
+			handled++
+			moved, err := e.fireDue(ctx, m, d)
+			if err != nil {
+				return fired, err
+			}
+			if moved {
+				fired++
+			}
+		}
+		// Payments passed over stay pending and would come back first:
+		// stop once a batch moved nothing.
+		if len(ds) < sweepAllBatch || handled == 0 {
+			return fired, nil
+		}
+	}
+}
+
+// merchant is the merchant of a due payment for SweepAll. One this
+// replica does not know is passed over for unknownMerchantGrace, then
+// stood in for by a merchant with only its id.
+func (e *Engine) merchant(d DuePayment) (*paymock.Merchant, bool) {
+	if e.merchants != nil {
+		if m, ok := e.merchants.ByID(d.MerchantID); ok {
+			return m, true
+		}
+	}
+	if e.clocks.Now(d.MerchantID).Sub(d.At) < unknownMerchantGrace {
+		return nil, false
+	}
+	return &paymock.Merchant{ID: d.MerchantID, Name: d.MerchantID}, true
+}
+
+// fireDue moves one due payment. It reports false, with no error, when
+// the payment was final or gone already.
+func (e *Engine) fireDue(ctx context.Context, m *paymock.Merchant, d DuePayment) (bool, error) {
+	_, err := e.transitionAt(ctx, m, d.ID, d.To, d.At)
+	var de *paymock.Error
+	switch {
+	case err == nil:
+		e.log.DebugContext(ctx, "due payment fired", "merchant", m.ID, "payment", d.ID, "to", d.To, "due", d.At)
+		return true, nil
+	case errors.As(err, &de) && (de.Type == paymock.Conflict || de.Type == paymock.NotFound):
+		return false, nil
+	}
+	return false, err
+}
