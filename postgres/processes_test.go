@@ -91,10 +91,21 @@ func (s *syncBuffer) String() string {
 // waits until it listens. It is killed when t ends, if still running.
 func startProcess(t *testing.T, dbURL string, args ...string) *process {
 	t.Helper()
-	all := append([]string{"--addr", "127.0.0.1:0", "--store", dbURL, "--api-key", testKey,
-		"--log-format", "json", "--log-level", "info", "--journal-size", "0"}, args...)
+	return startWith(t, nil, append([]string{"--store", dbURL, "--api-key", testKey, "--journal-size", "0"}, args...)...)
+}
+
+// startWith starts paymock with env added to a clean PAYMOCK_* environment
+// and args, listening on a free loopback port.
+func startWith(t *testing.T, env []string, args ...string) *process {
+	t.Helper()
+	all := append([]string{"--addr", "127.0.0.1:0", "--log-format", "json", "--log-level", "info"}, args...)
 	cmd := exec.Command(paymockBinary(t), all...)
-	cmd.Env = append(os.Environ(), "PAYMOCK_STORE=", "PAYMOCK_ADDR=")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PAYMOCK_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, env...)
 	killWithParent(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

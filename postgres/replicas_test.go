@@ -29,6 +29,7 @@ const testKey = "sk_test_acme_replicas"
 type replica struct {
 	t   testing.TB
 	url string
+	key string // "" means testKey
 }
 
 // call sends a request with testKey and returns the status and JSON body.
@@ -61,7 +62,11 @@ func (r replica) raw(method, path string, body any) (int, []byte) {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+testKey)
+	key := r.key
+	if key == "" {
+		key = testKey
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
