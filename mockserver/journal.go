@@ -5,8 +5,8 @@ package mockserver
 
 import (
 	"encoding/binary"
-	"maps"
 	"math"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -58,34 +58,55 @@ type merchantJournal struct {
 // of an open-mode sandbox make a call or two and go idle, so everything
 // here starts small: the ring grows to the journal's size as requests
 // come, each entry is one string in the encoding of appendEntry (no
-// pointers for the collector to follow), and an operation's counters are a
-// short slice rather than maps.
+// pointers for the collector to follow), and the counters are one short
+// slice rather than maps per operation.
 type merchantLog struct {
-	ring      []string
-	next      int // where the next entry goes once the ring is full
-	ops       []opTally
-	calls     int
-	violating int
-	unmatched int
-	injected  int
+	ring   []string
+	next   int           // where the next entry goes once the ring is full
+	counts []statusCount // one per operation and status answered
+	calls  int
+	odd    *oddCalls // nil until a call is refused, unmatched or faulted
 }
 
-// opTally counts the calls of one operation.
-type opTally struct {
-	op         string
-	calls      int
-	violating  int
-	statuses   []statusCount             // few: the statuses one operation answers
-	violations map[paymock.Violation]int // nil until the first violating call
+// oddCalls are the counters a well-behaved client never moves.
+type oddCalls struct {
+	violations  map[opViolation]int
+	violatingOp map[uint32]int // refused calls by operation
+	violating   int
+	unmatched   int
+	injected    int
 }
 
-type statusCount struct{ status, n int }
+func (ml *merchantLog) oddCalls() *oddCalls {
+	if ml.odd == nil {
+		ml.odd = &oddCalls{violations: make(map[opViolation]int), violatingOp: make(map[uint32]int)}
+	}
+	return ml.odd
+}
+
+// statusCount counts the calls of one operation answered with one status
+// (an HTTP status, or 0 for a reset connection: int32 holds them all).
+type statusCount struct {
+	op     uint32 // in the journal's names
+	status int32
+	calls  int
+}
+
+type opViolation struct {
+	op uint32
+	v  paymock.Violation
+}
 
 // journal holds every merchant's requests, bounded per merchant.
 type requestJournal struct {
 	size      int
 	mu        sync.Mutex
 	merchants map[string]*merchantLog
+	// names spells the operations and variants once for every merchant:
+	// entries and counters hold their number. There are as many as the
+	// documents declare and --variants draws from.
+	names   []string
+	nameNum map[string]uint32
 }
 
 // newJournal returns a journal keeping size requests per merchant: the
@@ -97,7 +118,7 @@ func newJournal(size int) *requestJournal {
 	if size == 0 {
 		size = DefaultJournalSize
 	}
-	return &requestJournal{size: size, merchants: make(map[string]*merchantLog)}
+	return &requestJournal{size: size, merchants: make(map[string]*merchantLog), names: []string{""}, nameNum: map[string]uint32{"": 0}}
 }
 
 func (j *requestJournal) merchantLocked(id string) *merchantLog {
@@ -109,6 +130,17 @@ func (j *requestJournal) merchantLocked(id string) *merchantLog {
 	return ml
 }
 
+// nameLocked numbers an operation or variant; "" is 0.
+func (j *requestJournal) nameLocked(name string) uint32 {
+	n, ok := j.nameNum[name]
+	if !ok {
+		n = uint32(len(j.names))
+		j.names = append(j.names, name)
+		j.nameNum[name] = n
+	}
+	return n
+}
+
 // record adds one request. violating says the contract check refused it;
 // counted says it is a call of the service API, which the report covers
 // (control API calls are journalled, not counted).
@@ -116,9 +148,11 @@ func (j *requestJournal) record(merchantID string, e JournalEntry, violating, co
 	if j == nil {
 		return
 	}
-	enc := string(appendEntry(make([]byte, 0, 128), &e))
+	buf := make([]byte, 0, 128)
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	op := j.nameLocked(e.Operation)
+	enc := string(appendEntry(buf, &e, op, j.nameLocked(e.Variant)))
 	ml := j.merchantLocked(merchantID)
 	if len(ml.ring) < j.size {
 		if len(ml.ring) == cap(ml.ring) {
@@ -140,50 +174,35 @@ func (j *requestJournal) record(merchantID string, e JournalEntry, violating, co
 	if e.InjectedFault != "" {
 		// Asked for by the client's own test: it covers the status the
 		// client had to handle, and is never the client's violation.
-		ml.injected++
+		ml.oddCalls().injected++
 		violating = false
 	}
 	if violating {
-		ml.violating++
+		ml.oddCalls().violating++
 	}
 	if e.Operation == "" {
-		ml.unmatched++
+		ml.oddCalls().unmatched++
 		return
 	}
-	oc := ml.op(e.Operation)
-	oc.calls++
-	oc.count(e.Status)
+	ml.count(op, e.Status).calls++
 	if violating {
-		oc.violating++
-		if len(e.Violations) > 0 && oc.violations == nil {
-			oc.violations = make(map[paymock.Violation]int)
-		}
+		ml.odd.violatingOp[op]++
 		for _, v := range e.Violations {
-			oc.violations[v]++
+			ml.odd.violations[opViolation{op, v}]++
 		}
 	}
 }
 
-// op returns the counters of an operation, adding them on its first call.
-// A merchant calls a handful of operations, so a scan beats a map.
-func (ml *merchantLog) op(name string) *opTally {
-	for i := range ml.ops {
-		if ml.ops[i].op == name {
-			return &ml.ops[i]
+// count returns the counter of an operation and status, adding it on
+// their first call. A merchant meets a handful, so a scan beats a map.
+func (ml *merchantLog) count(op uint32, status int) *statusCount {
+	for i := range ml.counts {
+		if sc := &ml.counts[i]; sc.op == op && int(sc.status) == status {
+			return sc
 		}
 	}
-	ml.ops = append(ml.ops, opTally{op: name})
-	return &ml.ops[len(ml.ops)-1]
-}
-
-func (oc *opTally) count(status int) {
-	for i := range oc.statuses {
-		if oc.statuses[i].status == status {
-			oc.statuses[i].n++
-			return
-		}
-	}
-	oc.statuses = append(oc.statuses, statusCount{status: status, n: 1})
+	ml.counts = append(ml.counts, statusCount{op: op, status: int32(status)})
+	return &ml.counts[len(ml.counts)-1]
 }
 
 // requestFilter selects journal entries.
@@ -212,7 +231,7 @@ func (j *requestJournal) list(merchantID string, f requestFilter, offset, limit 
 	total := 0
 	n := len(ml.ring)
 	for i := range n {
-		e := decodeEntry(ml.ring[(ml.next-1-i+n)%n])
+		e := decodeEntry(ml.ring[(ml.next-1-i+n)%n], j.names)
 		if !f.match(e) {
 			continue
 		}
@@ -245,28 +264,72 @@ func (j *requestJournal) snapshot(merchantID string) merchantJournal {
 	if ml == nil {
 		return merchantJournal{}
 	}
-	cp := merchantJournal{calls: ml.calls, violating: ml.violating, unmatched: ml.unmatched, injected: ml.injected, ops: make(map[string]*opCounts, len(ml.ops))}
-	for _, oc := range ml.ops {
-		c := &opCounts{calls: oc.calls, violating: oc.violating, statuses: make(map[int]int, len(oc.statuses)), violations: maps.Clone(oc.violations)}
-		if c.violations == nil {
-			c.violations = map[paymock.Violation]int{}
+	cp := merchantJournal{calls: ml.calls, ops: make(map[string]*opCounts)}
+	odd := ml.odd
+	if odd == nil {
+		odd = &oddCalls{}
+	}
+	cp.violating, cp.unmatched, cp.injected = odd.violating, odd.unmatched, odd.injected
+	for _, sc := range ml.counts {
+		name := j.names[sc.op]
+		c := cp.ops[name]
+		if c == nil {
+			c = &opCounts{statuses: map[int]int{}, violations: map[paymock.Violation]int{}}
+			cp.ops[name] = c
 		}
-		for _, sc := range oc.statuses {
-			c.statuses[sc.status] = sc.n
-		}
-		cp.ops[oc.op] = c
+		c.calls += sc.calls
+		c.statuses[int(sc.status)] = sc.calls
+	}
+	for op, n := range odd.violatingOp {
+		cp.ops[j.names[op]].violating = n
+	}
+	for k, n := range odd.violations {
+		cp.ops[j.names[k.op]].violations[k.v] = n
 	}
 	return cp
 }
 
-// appendEntry encodes e: its strings as a length and bytes, its status as
-// a varint, its duration as the float's bits, then its violations.
-func appendEntry(dst []byte, e *JournalEntry) []byte {
-	for _, s := range [...]string{e.ID, e.At, e.Method, e.Path, e.Query, e.Operation, e.Variant, e.InjectedFault} {
+// The flags of an encoded entry: which of its fields take their short
+// form.
+const (
+	atInSeconds byte = 1 << iota
+	durationInMicros
+)
+
+// appendEntry encodes e: its strings as a length and bytes, then a flags
+// byte, its time as seconds when the wire layout gives them back exactly,
+// its method, operation and variant as numbers (op and variant), its
+// duration as whole microseconds when they give back its float exactly,
+// then its violations.
+func appendEntry(dst []byte, e *JournalEntry, op, variant uint32) []byte {
+	dst = appendEntryString(dst, e.ID)
+	var flags byte
+	t, err := time.Parse(paymock.TimeLayout, e.At)
+	if err == nil && paymock.FormatTime(t) == e.At {
+		flags |= atInSeconds
+	}
+	us := math.Round(e.DurationMS * 1000)
+	if us >= 0 && us < 1<<53 && !math.Signbit(e.DurationMS) && microsMS(int64(us)) == e.DurationMS {
+		flags |= durationInMicros
+	}
+	dst = append(dst, flags)
+	if flags&atInSeconds != 0 {
+		dst = binary.AppendVarint(dst, t.Unix())
+	} else {
+		dst = appendEntryString(dst, e.At)
+	}
+	dst = appendMethod(dst, e.Method)
+	for _, s := range [...]string{e.Path, e.Query, e.InjectedFault} {
 		dst = appendEntryString(dst, s)
 	}
+	dst = binary.AppendUvarint(dst, uint64(op))
+	dst = binary.AppendUvarint(dst, uint64(variant))
 	dst = binary.AppendVarint(dst, int64(e.Status))
-	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(e.DurationMS))
+	if flags&durationInMicros != 0 {
+		dst = binary.AppendUvarint(dst, uint64(us))
+	} else {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(e.DurationMS))
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(e.Violations)))
 	for _, v := range e.Violations {
 		dst = appendEntryString(dst, v.Param)
@@ -274,6 +337,30 @@ func appendEntry(dst []byte, e *JournalEntry) []byte {
 		dst = appendEntryString(dst, v.Message)
 	}
 	return dst
+}
+
+// methods are the methods an entry names by number; 0 is any other, spelt
+// out.
+func methods() [8]string {
+	return [...]string{1: http.MethodGet, 2: http.MethodPost, 3: http.MethodHead, 4: http.MethodPut,
+		5: http.MethodPatch, 6: http.MethodDelete, 7: http.MethodOptions}
+}
+
+func appendMethod(dst []byte, m string) []byte {
+	for i, known := range methods() {
+		if i > 0 && known == m {
+			return append(dst, byte(i))
+		}
+	}
+	return appendEntryString(append(dst, 0), m)
+}
+
+func (r *entryReader) method() string {
+	r.i++
+	if c := r.s[r.i-1]; c != 0 {
+		return methods()[c]
+	}
+	return r.string()
 }
 
 func appendEntryString(dst []byte, s string) []byte {
@@ -307,14 +394,32 @@ func (r *entryReader) string() string {
 	return s
 }
 
-func decodeEntry(enc string) JournalEntry {
-	r := entryReader{s: enc}
-	e := JournalEntry{ID: r.string(), At: r.string(), Method: r.string(), Path: r.string(), Query: r.string(),
-		Operation: r.string(), Variant: r.string(), InjectedFault: r.string()}
+func (r *entryReader) varint() int64 {
 	u := r.uvarint()
-	e.Status = int(int64(u>>1) ^ -int64(u&1))
-	e.DurationMS = math.Float64frombits(binary.LittleEndian.Uint64([]byte(r.s[r.i : r.i+8])))
-	r.i += 8
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// decodeEntry reads an entry of appendEntry; names are the journal's.
+func decodeEntry(enc string, names []string) JournalEntry {
+	r := entryReader{s: enc}
+	e := JournalEntry{ID: r.string()}
+	flags := enc[r.i]
+	r.i++
+	if flags&atInSeconds != 0 {
+		e.At = paymock.FormatTime(time.Unix(r.varint(), 0))
+	} else {
+		e.At = r.string()
+	}
+	e.Method = r.method()
+	e.Path, e.Query, e.InjectedFault = r.string(), r.string(), r.string()
+	e.Operation, e.Variant = names[r.uvarint()], names[r.uvarint()]
+	e.Status = int(r.varint())
+	if flags&durationInMicros != 0 {
+		e.DurationMS = microsMS(int64(r.uvarint()))
+	} else {
+		e.DurationMS = math.Float64frombits(binary.LittleEndian.Uint64([]byte(r.s[r.i : r.i+8])))
+		r.i += 8
+	}
 	if n := int(r.uvarint()); n > 0 {
 		e.Violations = make([]paymock.Violation, n)
 		for k := range e.Violations {
@@ -324,8 +429,12 @@ func decodeEntry(enc string) JournalEntry {
 	return e
 }
 
-func durationMS(d time.Duration) float64 {
-	ms, _ := strconv.ParseFloat(strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64), 64)
+func durationMS(d time.Duration) float64 { return microsMS(d.Microseconds()) }
+
+// microsMS is a duration in whole microseconds as milliseconds with three
+// decimals, the float the journal shows.
+func microsMS(us int64) float64 {
+	ms, _ := strconv.ParseFloat(strconv.FormatFloat(float64(us)/1000, 'f', 3, 64), 64)
 	return ms
 }
 
