@@ -89,12 +89,17 @@ func newSession(t *testing.T, h *harness, dir string, p ports, pgURL string) *se
 	return s
 }
 
-// close ends the session's process group, and the background job's.
+// close stops the session's paymock and receiver and waits for their
+// ports, so that the next session can take them, then ends the session's
+// process group.
 func (s *session) close() {
-	_ = s.stdin.Close()
-	if s.backgroundPID != 0 {
-		_ = syscall.Kill(-s.backgroundPID, syscall.SIGTERM)
+	if err := s.stopServer(); err != nil {
+		s.t.Errorf("closing the session: %v", err)
 	}
+	if err := s.stopBackground(); err != nil {
+		s.t.Errorf("closing the session: %v", err)
+	}
+	_ = s.stdin.Close()
 	pgid := s.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -183,6 +188,9 @@ const docPostgresURL = "postgres://paymock:secret@localhost:5432/paymock"
 func (s *session) startServer(cmd string) (string, error) {
 	if err := s.stopServer(); err != nil {
 		return "", err
+	}
+	if err := portFreed(s.ports.paymock); err != nil {
+		return "", err // another server would answer for this one
 	}
 	m := startRE.FindStringSubmatch(strings.TrimSpace(cmd))
 	line := m[1] + "./paymock" + m[2]
