@@ -75,7 +75,38 @@ type book struct {
 	collided   map[string]uint32 // ids whose hash another id of the book has; nil until one does
 	recs       records
 	arena      arena
+	common     commonStrings
 	customers  map[string]string
+}
+
+// maxCommon bounds the strings a book spells once for all its payments.
+const maxCommon = 64
+
+// commonStrings are strings most payments of a merchant repeat (its
+// success and cancel URLs, the start of checkout URLs): an encoding names
+// them by number. The first maxCommon strings seen are taken, common or
+// not; later ones are written out in full.
+type commonStrings struct {
+	s   []string
+	num map[string]uint32
+}
+
+// add returns the number of s, numbering it if there is room.
+func (c *commonStrings) add(s string) (uint32, bool) {
+	if n, ok := c.num[s]; ok {
+		return n, true
+	}
+	if len(c.s) >= maxCommon {
+		return 0, false
+	}
+	if c.num == nil {
+		c.num = make(map[string]uint32)
+	}
+	s = strings.Clone(s) // not a piece of some larger string kept alive by it
+	n := uint32(len(c.s))
+	c.s = append(c.s, s)
+	c.num[s] = n
+	return n, true
 }
 
 // recordChunk is how many record positions one chunk holds.
@@ -187,7 +218,6 @@ func (b *book) find(h uint64, id string) (int, bool) {
 func (s *MemoryStore) Insert(_ context.Context, p Payment) error {
 	b := s.book(p.MerchantID, true)
 	h := s.hash(p.ID)
-	enc := encodePayment(nil, &p)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, dup := b.find(h, p.ID); dup {
@@ -202,7 +232,8 @@ func (s *MemoryStore) Insert(_ context.Context, p Payment) error {
 	} else {
 		b.byHash[h] = n
 	}
-	b.recs.push(b.arena.add(enc))
+	var buf [512]byte // most payments: their encoding never reaches the heap
+	b.recs.push(b.arena.add(encodePayment(buf[:0], &p, &b.common)))
 	// Under the book's lock, so that a racing Reset sees the owner entry
 	// of every payment it forgets.
 	s.own(h, b.num)
@@ -269,7 +300,7 @@ func (b *book) get(h uint64, id string) (Payment, error) {
 }
 
 func (b *book) decode(i int) Payment {
-	return decodePayment(b.arena.bytes(*b.recs.at(i)), b.merchantID)
+	return decodePayment(b.arena.bytes(*b.recs.at(i)), b.merchantID, b.common.s)
 }
 
 // List implements Store.
@@ -335,7 +366,8 @@ func (s *MemoryStore) Update(_ context.Context, merchantID, id string, fn func(*
 	stored := b.arena.bytes(*r)
 	p.ID, p.MerchantID = string(recordID(stored)), b.merchantID
 	b.arena.dead += len(stored)
-	*r = b.arena.add(encodePayment(nil, &p))
+	var buf [512]byte
+	*r = b.arena.add(encodePayment(buf[:0], &p, &b.common))
 	if b.arena.dead > compactAfter && b.arena.dead > b.arena.used-b.arena.dead {
 		b.compact()
 	}
@@ -376,6 +408,7 @@ func (s *MemoryStore) Reset(_ context.Context, merchantID string) error {
 	b.collided = nil
 	b.recs = records{}
 	b.arena = arena{}
+	b.common = commonStrings{}
 	b.customers = nil
 	return nil
 }
@@ -427,12 +460,15 @@ func TotalPages(total int, perPage int64) int64 {
 // look-up reads it without decoding the rest; then a flags byte, the
 // amount, the currency and status as small numbers (0 and the text for any
 // other), strings as a length and bytes, times as seconds and nanoseconds.
-// The merchant id is the book's and is not repeated.
+// The merchant id is the book's and is not repeated; the success and
+// cancel URLs, and a checkout URL that ends in the payment's id, are
+// written as the book's common strings where they can be.
 const (
 	hasMethod byte = 1 << iota
 	hasBilling
 	hasAddress
 	declines3DS
+	checkoutEndsInID // only the start of the checkout URL is written
 )
 
 // The small numbers of currencies and statuses; 0 is none of them. They
@@ -445,6 +481,16 @@ func statusCodes() [6]Status {
 
 func appendString(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// appendCommon writes s as 2n+1 when it is common string n, else as 2
+// times its length and its bytes.
+func appendCommon(dst []byte, s string, c *commonStrings) []byte {
+	if n, ok := c.add(s); ok {
+		return binary.AppendUvarint(dst, uint64(n)<<1|1)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(s))<<1)
 	return append(dst, s...)
 }
 
@@ -463,7 +509,7 @@ func appendCode[T ~string](dst []byte, v T, codes []T) []byte {
 	return appendString(append(dst, 0), string(v))
 }
 
-func encodePayment(dst []byte, p *Payment) []byte {
+func encodePayment(dst []byte, p *Payment, c *commonStrings) []byte {
 	dst = appendString(dst, p.ID)
 	var flags byte
 	pm := p.PaymentMethod
@@ -479,14 +525,23 @@ func encodePayment(dst []byte, p *Payment) []byte {
 	if p.Declines3DS {
 		flags |= declines3DS
 	}
+	if p.ID != "" && strings.HasSuffix(p.CheckoutURL, p.ID) {
+		flags |= checkoutEndsInID
+	}
 	dst = append(dst, flags)
 	dst = binary.AppendVarint(dst, int64(p.Amount))
 	cs, ss := currencyCodes(), statusCodes()
 	dst = appendCode(dst, p.Currency, cs[:])
 	dst = appendCode(dst, p.Status, ss[:])
-	for _, s := range [...]string{p.Customer.ID, p.Customer.Email, p.Customer.Name, p.Description,
-		string(p.Metadata), p.SuccessURL, p.CancelURL, p.CheckoutURL} {
+	for _, s := range [...]string{p.Customer.ID, p.Customer.Email, p.Customer.Name, p.Description, string(p.Metadata)} {
 		dst = appendString(dst, s)
+	}
+	dst = appendCommon(dst, p.SuccessURL, c)
+	dst = appendCommon(dst, p.CancelURL, c)
+	if flags&checkoutEndsInID != 0 {
+		dst = appendCommon(dst, p.CheckoutURL[:len(p.CheckoutURL)-len(p.ID)], c)
+	} else {
+		dst = appendString(dst, p.CheckoutURL)
 	}
 	for _, t := range [...]time.Time{p.CreatedAt, p.UpdatedAt, p.ExpiresAt, p.CompletedAt} {
 		dst = appendTime(dst, t)
@@ -554,6 +609,16 @@ func (d *decoder) string() string {
 	return s
 }
 
+func (d *decoder) common(c []string) string {
+	v := d.uvarint()
+	if v&1 == 1 {
+		return c[v>>1]
+	}
+	s := d.s[d.i : d.i+int(v>>1)]
+	d.i += int(v >> 1)
+	return s
+}
+
 func (d *decoder) time() time.Time {
 	sec := d.varint()
 	return time.Unix(sec, int64(d.uvarint())).UTC()
@@ -566,7 +631,9 @@ func decodeCode[T ~string](d *decoder, codes []T) T {
 	return T(d.string())
 }
 
-func decodePayment(enc []byte, merchantID string) Payment {
+// decodePayment reads an encoding of encodePayment; common are its book's
+// common strings.
+func decodePayment(enc []byte, merchantID string, common []string) Payment {
 	d := decoder{s: string(enc)}
 	p := Payment{ID: d.string(), MerchantID: merchantID}
 	flags := d.byte()
@@ -580,7 +647,12 @@ func decodePayment(enc []byte, merchantID string) Payment {
 	if m := d.string(); m != "" {
 		p.Metadata = []byte(m) // a copy of its own: a caller may change it
 	}
-	p.SuccessURL, p.CancelURL, p.CheckoutURL = d.string(), d.string(), d.string()
+	p.SuccessURL, p.CancelURL = d.common(common), d.common(common)
+	if flags&checkoutEndsInID != 0 {
+		p.CheckoutURL = d.common(common) + p.ID
+	} else {
+		p.CheckoutURL = d.string()
+	}
 	p.CreatedAt, p.UpdatedAt, p.ExpiresAt, p.CompletedAt = d.time(), d.time(), d.time(), d.time()
 	if flags&hasMethod == 0 {
 		return p

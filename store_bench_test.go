@@ -184,3 +184,38 @@ func TestMemoryStore_ValuesOutsideTheCodes(t *testing.T) {
 		t.Errorf("Get = %+v\nwant %+v", got, want)
 	}
 }
+
+// TestMemoryStore_CommonStringsRunOut stores more distinct URLs than a
+// book spells once, and checkout URLs that end in their id and that do
+// not: every one comes back as written.
+func TestMemoryStore_CommonStringsRunOut(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemoryStore()
+	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+	const n = 3 * maxCommon
+	want := make([]Payment, n)
+	for i := range want {
+		p := apiPayment(fmt.Sprintf("pay_%03d", i), now)
+		p.SuccessURL = fmt.Sprintf("https://shop.example.com/success?order=%d", i)
+		switch i % 3 {
+		case 1:
+			p.CheckoutURL = "https://elsewhere.example/pay" // does not end in the id
+		case 2:
+			p.CheckoutURL = p.ID // is nothing but the id
+		}
+		want[i] = p
+		if err := s.Insert(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range want {
+		got, err := s.Get(ctx, p.MerchantID, p.ID)
+		if err != nil || got.SuccessURL != p.SuccessURL || got.CancelURL != p.CancelURL || got.CheckoutURL != p.CheckoutURL {
+			t.Errorf("Get(%s) = %q %q %q, %v; want %q %q %q", p.ID, got.SuccessURL, got.CancelURL, got.CheckoutURL, err,
+				p.SuccessURL, p.CancelURL, p.CheckoutURL)
+		}
+	}
+	if b := s.book(want[0].MerchantID, false); len(b.common.s) != maxCommon {
+		t.Errorf("the book spells %d strings once, want the cap of %d", len(b.common.s), maxCommon)
+	}
+}
