@@ -81,6 +81,15 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		}
 	}
 
+	// Like the config and scenario files, a fault file with a mistake is
+	// refused with its file:line before the port is taken (the sandbox
+	// reads it again, as every embedder's does).
+	if opts.faultsPath != "" {
+		if _, err := faults.LoadFile(opts.faultsPath); err != nil {
+			return &usageError{err: err}
+		}
+	}
+
 	// The database first: one that is down is a start-up error (exit 2)
 	// naming it, before the port is taken.
 	var store paymock.Store
