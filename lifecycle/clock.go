@@ -86,6 +86,7 @@ type Clocks struct {
 	base  time.Duration // offset of a new merchant's clock from real time
 	store ClockStore    // nil: the maps below hold the clocks
 	log   *slog.Logger
+	reads sync.Map // merchant id -> *clockReads, with a store
 
 	mu      sync.Mutex
 	offsets map[string]time.Duration // real mode: per merchant
@@ -174,7 +175,7 @@ func (c *Clocks) NowContext(ctx context.Context, merchantID string) (time.Time, 
 	if c.store == nil {
 		return c.Now(merchantID), nil
 	}
-	st, err := c.stored(ctx, merchantID)
+	st, err := c.readStored(ctx, merchantID)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -258,6 +259,9 @@ func (c *Clocks) ResetContext(ctx context.Context, merchantID string) error {
 	if err := c.store.ResetClock(ctx, merchantID); err != nil {
 		return fmt.Errorf("resetting the clock of %s: %w", merchantID, err)
 	}
+	// A merchant forgotten or reset costs nothing more; one reading it at
+	// this moment makes a new entry.
+	c.reads.Delete(merchantID)
 	return nil
 }
 
