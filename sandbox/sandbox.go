@@ -298,9 +298,13 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 		ctx := context.Background()
 		s.sched.Forget(id)
 		s.hooks.Forget(id)
-		s.clocks.Reset(id)
-		if err := s.store.Reset(ctx, id); err != nil {
-			s.log.Warn("forgotten merchant's payments not dropped", "merchant", id, "error", err)
+		// A shared store and its clocks belong to every replica: one that
+		// has not seen the merchant for a while forgets only its own copy.
+		if !s.clocks.Shared() {
+			s.clocks.Reset(id)
+			if err := s.store.Reset(ctx, id); err != nil {
+				s.log.Warn("forgotten merchant's payments not dropped", "merchant", id, "error", err)
+			}
 		}
 		s.faults.Forget(id)
 		s.server.Forget(id)
