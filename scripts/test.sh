@@ -53,6 +53,21 @@ echo "healthcheck: ok while serving, failing once stopped"
 echo "== go test -race"
 go test -race -count=1 ./... "$@"
 
+echo "== fuzz every parser of outside input for a few seconds, from the committed corpus"
+# go test above already replays each corpus; this looks for new inputs.
+# Anything found is written under testdata/fuzz and fails the run.
+fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${PAYMOCK_FUZZTIME:-3s}" "$1"; }
+fuzz ./sandbox FuzzCreatePayment
+fuzz ./sandbox FuzzListPayments
+fuzz ./sandbox FuzzPathID
+fuzz ./faults FuzzParseHeader
+fuzz ./faults FuzzParse
+fuzz ./lifecycle FuzzParseScenarios
+fuzz ./cmd/paymock FuzzLoadMerchants
+fuzz ./cmd/paymock FuzzParseRetry
+fuzz ./contract FuzzCheckJSON
+fuzz ./contract FuzzCompiledCheck_PaymentAgreesWithKin
+
 echo "== the examples, each a module of its own"
 # go vet ./... of the root skips nested modules; each is vetted and tested here.
 for m in examples/merchant-go examples/readme-go; do
