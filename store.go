@@ -87,8 +87,9 @@ const maxCommon = 64
 // them by number. The first maxCommon strings seen are taken, common or
 // not; later ones are written out in full.
 type commonStrings struct {
-	s   []string
-	num map[string]uint32
+	s      []string
+	num    map[string]uint32
+	maxLen int // of s, the room a decoding leaves for a checkout URL
 }
 
 // add returns the number of s, numbering it if there is room.
@@ -106,6 +107,7 @@ func (c *commonStrings) add(s string) (uint32, bool) {
 	n := uint32(len(c.s))
 	c.s = append(c.s, s)
 	c.num[s] = n
+	c.maxLen = max(c.maxLen, len(s))
 	return n, true
 }
 
@@ -300,7 +302,7 @@ func (b *book) get(h uint64, id string) (Payment, error) {
 }
 
 func (b *book) decode(i int) Payment {
-	return decodePayment(b.arena.bytes(*b.recs.at(i)), b.merchantID, b.common.s)
+	return decodePayment(b.arena.bytes(*b.recs.at(i)), b.merchantID, &b.common)
 }
 
 // List implements Store.
@@ -631,10 +633,18 @@ func decodeCode[T ~string](d *decoder, codes []T) T {
 	return T(d.string())
 }
 
-// decodePayment reads an encoding of encodePayment; common are its book's
+// decodePayment reads an encoding of encodePayment; c are its book's
 // common strings.
-func decodePayment(enc []byte, merchantID string, common []string) Payment {
-	d := decoder{s: string(enc)}
+func decodePayment(enc []byte, merchantID string, c *commonStrings) Payment {
+	// One allocation holds the copy of enc and, after it, a checkout URL
+	// rebuilt from its start and the id: strings handed out earlier keep
+	// their bytes, as a Builder only ever appends.
+	var sb strings.Builder
+	idLen, _ := binary.Uvarint(enc)
+	sb.Grow(len(enc) + c.maxLen + int(idLen))
+	sb.Write(enc)
+	d := decoder{s: sb.String()}
+	common := c.s
 	p := Payment{ID: d.string(), MerchantID: merchantID}
 	flags := d.byte()
 	p.Declines3DS = flags&declines3DS != 0
@@ -649,7 +659,9 @@ func decodePayment(enc []byte, merchantID string, common []string) Payment {
 	}
 	p.SuccessURL, p.CancelURL = d.common(common), d.common(common)
 	if flags&checkoutEndsInID != 0 {
-		p.CheckoutURL = d.common(common) + p.ID
+		sb.WriteString(d.common(common))
+		sb.WriteString(p.ID)
+		p.CheckoutURL = sb.String()[len(enc):]
 	} else {
 		p.CheckoutURL = d.string()
 	}
