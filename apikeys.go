@@ -99,7 +99,7 @@ func (ms *Merchants) CreateKey(merchantID string) (NewKey, error) {
 	if err != nil {
 		return NewKey{}, err
 	}
-	if ms.keys[h] != nil || ms.tokens[h] != nil || ms.revoked[h] != nil {
+	if ms.keys[h] != nil || ms.token(h) != nil || ms.revoked[h] != nil {
 		// 190 random bits do not collide; should the source be broken,
 		// refuse rather than hand one merchant's key to another.
 		return NewKey{}, fmt.Errorf("create api key: the random source repeated itself")
@@ -158,7 +158,7 @@ func (ms *Merchants) RevokeKey(merchantID, keyID string) error {
 		return err
 	}
 	if e.open && !e.tokenRevoked && keyID == e.tokenID() {
-		delete(ms.tokens, e.hash)
+		delete(ms.tokens, tokenKey(e.hash))
 		e.tokenRevoked = true
 		ms.revoked[e.hash] = e // dropped only with the merchant
 		return nil

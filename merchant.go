@@ -6,6 +6,7 @@ package paymock
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -242,9 +243,12 @@ type Merchants struct {
 	defaults     []*endpointRecord // DefaultWebhooks with their ids; never changes
 	sandboxAccts []Account         // shared by every open-mode merchant, never written
 
-	mu        sync.RWMutex
-	keys      map[[32]byte]*keyRecord     // configured and created keys
-	tokens    map[[32]byte]*merchantEntry // open mode: a merchant's own token
+	mu   sync.RWMutex
+	keys map[[32]byte]*keyRecord // configured and created keys
+	// tokens finds an open-mode merchant by the first 8 bytes of its
+	// token's digest (a 32-byte key would cost every idle merchant 24
+	// bytes more); token() checks the whole digest.
+	tokens    map[uint64]*merchantEntry
 	revoked   map[[32]byte]*merchantEntry // open mode: revoked digests -> their merchant
 	byID      map[string]*merchantEntry
 	openCount int
@@ -282,7 +286,7 @@ func NewMerchantsFromConfig(cfg MerchantsConfig) (*Merchants, error) {
 			{ID: SandboxInactiveAccount, Active: false},
 		},
 		keys:    make(map[[32]byte]*keyRecord),
-		tokens:  make(map[[32]byte]*merchantEntry),
+		tokens:  make(map[uint64]*merchantEntry),
 		revoked: make(map[[32]byte]*merchantEntry),
 		byID:    make(map[string]*merchantEntry),
 	}
@@ -410,7 +414,7 @@ func (ms *Merchants) Authenticate(key string) (*Merchant, error) {
 	r := ms.keys[h]
 	var e *merchantEntry
 	if r == nil && ms.open {
-		e = ms.tokens[h]
+		e = ms.token(h)
 		if e == nil && ms.revoked[h] != nil {
 			ms.mu.RUnlock()
 			return nil, ErrUnknownKey
@@ -438,14 +442,31 @@ func (ms *Merchants) Authenticate(key string) (*Merchant, error) {
 	return &e.Merchant, nil
 }
 
+// tokenKey is where tokens keeps the merchant of a token's digest.
+func tokenKey(h [32]byte) uint64 { return binary.LittleEndian.Uint64(h[:8]) }
+
+// token is the open-mode merchant of a token's digest, if any; callers
+// hold ms.mu.
+func (ms *Merchants) token(h [32]byte) *merchantEntry {
+	if e := ms.tokens[tokenKey(h)]; e != nil && e.hash == h {
+		return e
+	}
+	return nil
+}
+
 // addOpen makes the open-mode merchant of a token seen for the first time,
 // unless another request made it meanwhile, the token was revoked, or the
 // cap is reached.
 func (ms *Merchants) addOpen(h [32]byte, key string) (*merchantEntry, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	if e := ms.tokens[h]; e != nil {
+	if e := ms.token(h); e != nil {
 		return e, nil
+	}
+	if ms.tokens[tokenKey(h)] != nil {
+		// Another token's digest starts with the same 8 bytes: a crafted
+		// collision, since chance would take billions of tokens.
+		return nil, ErrUnknownKey
 	}
 	if r := ms.keys[h]; r != nil {
 		// Created while this request waited for the lock.
@@ -472,7 +493,7 @@ func (ms *Merchants) addOpen(h [32]byte, key string) (*merchantEntry, error) {
 	e.PCIApproved = true
 	e.Accounts = ms.sandboxAccts
 	e.tokenMaskLen = uint8(copy(e.tokenMask[:], MaskKey(key)))
-	ms.tokens[h] = e
+	ms.tokens[tokenKey(h)] = e
 	ms.byID[id] = e
 	ms.openCount++
 	return e, nil
@@ -533,7 +554,7 @@ func (ms *Merchants) removeLocked(e *merchantEntry) {
 	if e.tokenRevoked {
 		delete(ms.revoked, e.hash)
 	} else {
-		delete(ms.tokens, e.hash)
+		delete(ms.tokens, tokenKey(e.hash))
 	}
 	if e.ext != nil {
 		for _, r := range e.ext.keys {
