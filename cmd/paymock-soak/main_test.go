@@ -100,6 +100,9 @@ func TestGrowth_TellsLevellingFromGrowing(t *testing.T) {
 		{"rises then flat", series(60, func(i int) float64 { return float64(min(i, 20)) * 2 * mib }), false, true},
 		{"saw tooth of the GC", series(60, func(i int) float64 { return 50*mib + float64(i%3)*8*mib }), false, true},
 		{"leaks 1 MiB a sample", series(60, func(i int) float64 { return 50*mib + float64(i)*mib }), true, true},
+		// What the 20-minute soak of main at 595ac7c..a107afa saw: about
+		// 1.5 MiB a minute (a 10s sample: 0.25 MiB) under a GC saw tooth.
+		{"creeps 1.5 MiB a minute", series(120, func(i int) float64 { return 61*mib + float64(i)*mib/4 + float64(i%4)*3*mib }), true, true},
 		{"too short", series(10, func(i int) float64 { return float64(i) * 100 * mib }), false, false},
 	}
 	for _, c := range cases {
