@@ -170,7 +170,7 @@ func (r Rule) ValidateFor(operations []string) []paymock.Violation {
 		target = TargetAPI
 	case TargetWebhooks:
 	default:
-		bad("target", "target %q is not a target: want api or webhooks", r.Target)
+		bad("target", "target %q is not a target: want api or webhooks", clip(string(r.Target), 64))
 	}
 
 	if r.Times != nil && *r.Times < 1 {
@@ -207,7 +207,7 @@ func (r Rule) ValidateFor(operations []string) []paymock.Violation {
 			}
 		}
 		if r.Operation != "" && r.Operation != Wildcard && !slices.Contains(operations, r.Operation) {
-			bad("operation", "operation %q is not an operation of the API: want %s or *", r.Operation, strings.Join(operations, ", "))
+			bad("operation", "operation %q is not an operation of the API: want %s or *", clip(r.Operation, 64), strings.Join(operations, ", "))
 		}
 		if r.Status != 0 && !slices.Contains(Statuses(), r.Status) {
 			bad("status", "status %d cannot be injected: want 429, 500, 502, 503 or 504", r.Status)
@@ -224,7 +224,7 @@ func (r Rule) ValidateFor(operations []string) []paymock.Violation {
 			bad("reset", "reset closes the connection without an answer, so it cannot be combined with status")
 		}
 		if r.When != "" && r.When != WhenBefore && r.When != WhenAfter {
-			bad("when", "when %q is not a moment: want before or after", r.When)
+			bad("when", "when %q is not a moment: want before or after", clip(string(r.When), 64))
 		}
 		if r.Status == 0 && r.DelayMS == 0 && !r.Reset {
 			vs = append(vs, paymock.Violation{Param: "status", Code: "parameter_missing",
@@ -237,7 +237,7 @@ func (r Rule) ValidateFor(operations []string) []paymock.Violation {
 			}
 		}
 		if r.EventType != "" && !slices.Contains(EventTypes(), paymock.EventType(r.EventType)) {
-			bad("event_type", "event_type %q is not an event type: want %s (or leave it out for any)", r.EventType, eventTypeList())
+			bad("event_type", "event_type %q is not an event type: want %s (or leave it out for any)", clip(r.EventType, 64), eventTypeList())
 		}
 		switch {
 		case r.Duplicate < 0 || r.Duplicate == 1:

@@ -56,7 +56,7 @@ go test -race -count=1 ./... "$@"
 echo "== fuzz every parser of outside input for a few seconds, from the committed corpus"
 # go test above already replays each corpus; this looks for new inputs.
 # Anything found is written under testdata/fuzz and fails the run.
-fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${PAYMOCK_FUZZTIME:-3s}" "$1"; }
+fuzz() { go test -run '^$' -fuzz "^$2\$" -fuzztime "${PAYMOCK_FUZZTIME:-3s}" -fuzzminimizetime 1s "$1"; }
 fuzz ./sandbox FuzzCreatePayment
 fuzz ./sandbox FuzzListPayments
 fuzz ./sandbox FuzzPathID
