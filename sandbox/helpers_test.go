@@ -131,8 +131,11 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		if _, err := paymock.ParseVariants(spec, 1); err != nil {
 			t.Fatalf("PAYMOCK_TEST_VARIANTS: %v", err)
 		}
-		seed := uint64(1)
-		cfg.variants, cfg.seed, normalize = spec, &seed, true
+		cfg.variants, normalize = spec, true
+		if cfg.seed == nil { // a test's own seed stands
+			seed := uint64(1)
+			cfg.seed = &seed
+		}
 	}
 	clockCfg := lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: cfg.start}
 	if cfg.realClock {

@@ -727,7 +727,9 @@ func TestHTTP_HeadAnswersLikeGetWithoutABody(t *testing.T) {
 		if hresp.StatusCode != gresp.StatusCode || hbody != "" || hresp.Header.Get("Content-Type") != gresp.Header.Get("Content-Type") {
 			t.Errorf("HEAD %s: %d %q %q, GET: %d %q", path, hresp.StatusCode, hbody, hresp.Header.Get("Content-Type"), gresp.StatusCode, gresp.Header.Get("Content-Type"))
 		}
-		if hresp.ContentLength != int64(len(gbody)) && path != "/healthz" {
+		// Under rotating variants the GET and the HEAD may get different
+		// wire forms, and so different lengths.
+		if hresp.ContentLength != int64(len(gbody)) && path != "/healthz" && !env.normalize {
 			t.Errorf("HEAD %s: length %d, GET's body %d", path, hresp.ContentLength, len(gbody))
 		}
 	}
