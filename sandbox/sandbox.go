@@ -149,10 +149,16 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	merchants, err := paymock.NewMerchantsFromConfig(paymock.MerchantsConfig{
+	store := cfg.Store
+	if store == nil {
+		store = paymock.NewMemoryStore()
+	}
+	mercCfg := paymock.MerchantsConfig{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
 		IDs: derivedIDs(cfg.Seed, 1),
-	})
+	}
+	shareMerchants(store, &mercCfg)
+	merchants, err := paymock.NewMerchantsFromConfig(mercCfg)
 	if err != nil {
 		return nil, fmt.Errorf("merchants: %w", err)
 	}
@@ -164,13 +170,9 @@ func New(cfg Config) (*Sandbox, error) {
 	for _, op := range docs.Service.Operations() {
 		ops = append(ops, op.ID)
 	}
-	rules, err := newFaults(cfg, seed, ops)
+	rules, err := newFaults(cfg, store, seed, ops)
 	if err != nil {
 		return nil, err
-	}
-	store := cfg.Store
-	if store == nil {
-		store = paymock.NewMemoryStore()
 	}
 	ids := paymock.NewIDs(cfg.Seed)
 	sched := lifecycle.NewScheduler(clocks)
@@ -227,6 +229,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if met != nil {
 		mcfg.Metrics = met.Handler()
 	}
+	shareJournal(store, &mcfg)
 	server, err := mockserver.New(mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -379,7 +382,7 @@ func defaultEndpoints(cfg WebhookConfig, logger *slog.Logger) (string, []paymock
 
 // newFaults is the fault rule book: rules from FaultsFile for every
 // merchant, and each merchant's own.
-func newFaults(cfg Config, seed uint64, ops []string) (*faults.Set, error) {
+func newFaults(cfg Config, store paymock.Store, seed uint64, ops []string) (*faults.Set, error) {
 	var fileRules []faults.Rule
 	if cfg.FaultsFile != "" {
 		var err error
@@ -391,6 +394,7 @@ func newFaults(cfg Config, seed uint64, ops []string) (*faults.Set, error) {
 	if ids := derivedIDs(cfg.Seed, 2); ids != nil {
 		fcfg.IDs = ids // a typed nil would not read as "none"
 	}
+	shareFaults(store, &fcfg)
 	rules, err := faults.New(fcfg)
 	if err != nil {
 		return nil, fmt.Errorf("faults: %w", err)
