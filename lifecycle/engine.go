@@ -58,6 +58,18 @@ type Engine struct {
 	// too: then the store, not this process's scheduler, holds expiries
 	// and scenario steps (see sweep.go). Nil otherwise.
 	due DueStore
+	// events keeps each transition's event with it when deliveries live
+	// in an outbox; nil otherwise.
+	events EventStore
+}
+
+// EventStore is a store that keeps a transition and its event in one
+// transaction (package postgres): a process killed between the two loses
+// neither alone. The Engine uses it when the webhook deliveries live in
+// an outbox (webhooks.Config.Outbox).
+type EventStore interface {
+	UpdateWithEvent(ctx context.Context, merchantID, id string, fn func(*paymock.Payment) error,
+		event func(paymock.Payment) (webhooks.Outgoing, error)) (paymock.Payment, webhooks.Outgoing, []int64, error)
 }
 
 // NewEngine returns the engine of cfg.
@@ -72,6 +84,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 		hooks: cfg.Webhooks, scenarios: cfg.Scenarios, variants: cfg.Variants, merchants: cfg.Merchants}
 	if due, ok := cfg.Store.(DueStore); ok && cfg.Clocks.Shared() {
 		e.due = due
+	}
+	if events, ok := cfg.Store.(EventStore); ok && cfg.Webhooks.Durable() {
+		e.events = events
 	}
 	return e, nil
 }
@@ -144,6 +159,9 @@ func (e *Engine) transitionAt(ctx context.Context, m *paymock.Merchant, id strin
 	if err != nil {
 		return paymock.Payment{}, err
 	}
+	if e.events != nil {
+		return e.transitionDurable(ctx, m, id, to, typ, now)
+	}
 	// The store serialises updates of one payment (a row lock in
 	// PostgreSQL) and a final payment refuses another transition, so two
 	// replicas firing the same due payment make one event.
@@ -162,6 +180,36 @@ func (e *Engine) transitionAt(ctx context.Context, m *paymock.Merchant, id strin
 		// The transition stands; the event is recorded as undelivered.
 		e.log.WarnContext(ctx, "event not queued for delivery", "merchant", m.ID, "event", ev.ID, "error", err)
 	}
+	return p, nil
+}
+
+// transitionDurable is transitionAt when deliveries live in an outbox: the
+// event and its deliveries are stored in the transition's transaction.
+// Their endpoints and faults are looked up before it, so that no other
+// query waits inside it.
+func (e *Engine) transitionDurable(ctx context.Context, m *paymock.Merchant, id string, to paymock.Status,
+	typ paymock.EventType, now time.Time) (paymock.Payment, error) {
+	round, err := e.hooks.Prepare(ctx, m, typ)
+	if err != nil {
+		return paymock.Payment{}, err
+	}
+	p, o, ids, err := e.events.UpdateWithEvent(ctx, m.ID, id,
+		func(p *paymock.Payment) error { return p.Transition(to, now) },
+		func(p paymock.Payment) (webhooks.Outgoing, error) {
+			ev, err := paymock.NewEvent(e.ids.New("evt"), typ, p, now, e.variants.Next())
+			if err != nil {
+				return webhooks.Outgoing{}, fmt.Errorf("event for %s: %w", id, err)
+			}
+			ev.MerchantID = m.ID
+			return round.Outgoing(ev), nil
+		})
+	if errors.Is(err, paymock.ErrNotFound) {
+		return paymock.Payment{}, paymock.PaymentNotFound(id)
+	}
+	if err != nil {
+		return p, err
+	}
+	e.hooks.Stored(m.ID, o, ids)
 	return p, nil
 }
 
@@ -209,6 +257,11 @@ func (e *Engine) Advance(ctx context.Context, m *paymock.Merchant, d time.Durati
 		if err := e.queueDue(ctx, m, d); err != nil {
 			return e.clocks.Now(m.ID), 0, err
 		}
+		// The webhook sends due by then too, whichever replica scheduled
+		// them, so that they go in time order with the payments.
+		if err := e.hooks.DueDeliveries(ctx, m.ID, e.clocks.Now(m.ID).Add(d)); err != nil {
+			return e.clocks.Now(m.ID), 0, err
+		}
 	}
 	now, fired := e.sched.Advance(m.ID, d)
 	if e.due != nil {
@@ -229,7 +282,9 @@ func (e *Engine) Advance(ctx context.Context, m *paymock.Merchant, d time.Durati
 // Reset forgets a merchant's payments, events, schedule and clock.
 func (e *Engine) Reset(ctx context.Context, m *paymock.Merchant) error {
 	e.sched.Reset(m.ID)
-	e.hooks.Reset(m.ID)
+	if err := e.hooks.ResetContext(ctx, m.ID); err != nil {
+		return err
+	}
 	if err := e.clocks.ResetContext(ctx, m.ID); err != nil {
 		return fmt.Errorf("reset clock: %w", err)
 	}
@@ -242,6 +297,11 @@ func (e *Engine) Reset(ctx context.Context, m *paymock.Merchant) error {
 // Events lists a merchant's events, newest first, with their deliveries.
 func (e *Engine) Events(m *paymock.Merchant, offset, limit int) ([]webhooks.EventRecord, int) {
 	return e.hooks.Events(m.ID, offset, limit)
+}
+
+// EventsContext is Events, failing when the events' store cannot be read.
+func (e *Engine) EventsContext(ctx context.Context, m *paymock.Merchant, offset, limit int) ([]webhooks.EventRecord, int, error) {
+	return e.hooks.EventsContext(ctx, m.ID, offset, limit)
 }
 
 // SendTest sends a signed webhook.test event to one endpoint of m and

@@ -69,7 +69,10 @@ func (s *Server) listEvents(c *echo.Context) error {
 		return err
 	}
 	pg := pr.window()
-	items, total := s.lifecycle.Events(merchantOf(c), pg.Offset, pg.Limit)
+	items, total, err := s.lifecycle.EventsContext(c.Request().Context(), merchantOf(c), pg.Offset, pg.Limit)
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
 	return listJSON(c, items, pr, total)
 }
 

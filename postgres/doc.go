@@ -39,17 +39,23 @@
 // killed, the sweep alone makes pending payments expire on time: nothing
 // needs re-scheduling.
 //
-// Still per replica: each replica's event journal and webhook deliveries
-// (with their retries), API keys and endpoints added at run time, fault
-// rules and the request journal. An event is in the journal of the
-// replica that fired it, so counting a merchant's events means asking
-// every replica's GET /_sandbox/events.
+// # Webhooks
 //
-// A schedule of other work (Schedule, ClaimDue, ClaimMerchantDue, Done),
-// meant for webhook retries, is there too but not used yet: a replica
-// claims due items with FOR UPDATE SKIP LOCKED, setting a lease;
-// concurrent claimers never get the same item, and an item whose replica
-// died before Done is claimed again once its lease runs out.
+// The store is a webhooks.Outbox: events (webhook_events) and their
+// deliveries (webhook_deliveries, one row per event, endpoint and round,
+// with every attempt as a jsonb array) are kept here, so every replica's
+// GET /_sandbox/events is the same journal. A pending delivery is due at
+// next_at on its merchant's clock. A replica claims due deliveries with
+// FOR UPDATE SKIP LOCKED, setting claimed_until (a lease), and records
+// each send with the claim it made, which ends it: two replicas never
+// send one scheduled attempt, and a claim of a replica that died lapses
+// so another sends it. Of one chain (one payment to one endpoint) only
+// the first pending delivery is claimed, so they arrive in order.
+// UpdateWithEvent writes a transition and its event with its deliveries
+// in one transaction: a replica killed between the two leaves neither.
+//
+// A schedule of other work (Schedule, ClaimDue, ClaimMerchantDue, Done)
+// is there too, claimed the same way; nothing uses it yet.
 //
 // # Migrations
 //

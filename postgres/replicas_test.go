@@ -148,11 +148,14 @@ func (r replica) events(typ string) int {
 	return n
 }
 
-// eventsOn counts events of a type across replicas.
+// eventsOn counts the events of a type in the journal every replica
+// shares; a replica that lists another count fails the test.
 func eventsOn(rs []replica, typ string) int {
-	n := 0
-	for _, r := range rs {
-		n += r.events(typ)
+	n := rs[0].events(typ)
+	for _, r := range rs[1:] {
+		if m := r.events(typ); m != n {
+			r.t.Errorf("%s lists %d %s events, %s lists %d: the journal is not shared", r.url, m, typ, rs[0].url, n)
+		}
 	}
 	return n
 }

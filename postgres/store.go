@@ -226,6 +226,13 @@ func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID 
 // Update implements paymock.Store: the row stays locked from read to
 // write, so updates of one payment from any replica apply one at a time.
 func (s *Store) Update(ctx context.Context, merchantID, id string, fn func(*paymock.Payment) error) (paymock.Payment, error) {
+	return s.update(ctx, merchantID, id, fn, nil)
+}
+
+// update is Update running after, when not nil, in the same transaction
+// once the payment is written: an error from it undoes the update.
+func (s *Store) update(ctx context.Context, merchantID, id string, fn func(*paymock.Payment) error,
+	after func(pgx.Tx, paymock.Payment) error) (paymock.Payment, error) {
 	if !storable(id) {
 		return paymock.Payment{}, notFound(id, pgx.ErrNoRows)
 	}
@@ -256,6 +263,11 @@ func (s *Store) Update(ctx context.Context, merchantID, id string, fn func(*paym
 	} else if _, err := tx.Exec(ctx, `UPDATE payments SET status = $3, expires_at = $4, payment = $5
 		WHERE merchant_id = $1 AND id = $2`, merchantID, id, string(p.Status), p.ExpiresAt, doc); err != nil {
 		return before, check("updating payment "+id, err)
+	}
+	if after != nil {
+		if err := after(tx, p); err != nil {
+			return before, check("updating payment "+id, err)
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return before, check("updating payment "+id, err)

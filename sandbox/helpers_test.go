@@ -62,7 +62,12 @@ type envConfig struct {
 	journalSize  *int
 	maxMerchants int
 	metrics      bool
+	store        paymock.Store // nil: testStore's
 }
+
+// onStore builds the sandbox on st: several envs on one shared store are
+// replicas of one sandbox.
+func onStore(st paymock.Store) envOption { return func(c *envConfig) { c.store = st } }
 
 // withVariants sends the wire forms of a --variants spec, drawn from seed.
 func withVariants(spec string, seed uint64) envOption {
@@ -148,7 +153,10 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		journalSize = *cfg.journalSize
 	}
 	srv := httptest.NewUnstartedServer(nil)
-	store := testStore(t)
+	store := cfg.store
+	if store == nil {
+		store = testStore(t)
+	}
 	sb, err := New(Config{
 		Store:        store,
 		Logger:       logger,

@@ -185,7 +185,7 @@ func New(cfg Config) (*Sandbox, error) {
 			ScheduledTimers: sched.PendingAll,
 		})
 	}
-	hooks, err := webhooks.New(webhooks.Config{
+	hcfg := webhooks.Config{
 		Logger:    logger,
 		Scheduler: sched,
 		Clock:     clocks,
@@ -195,7 +195,15 @@ func New(cfg Config) (*Sandbox, error) {
 		Retry:     cfg.Webhooks.Retry,
 		Timeout:   cfg.Webhooks.Timeout,
 		IDs:       derivedIDs(cfg.Seed, 3),
-	})
+	}
+	if box, ok := store.(webhooks.Outbox); ok && clocks.Shared() {
+		// Events and deliveries live with the payments, for every replica:
+		// any one attempts what is due, and a restart loses nothing.
+		hcfg.Outbox = box
+		hcfg.OutboxSweep = clocks.Mode() == lifecycle.ClockReal
+		_, hcfg.ClockBase = clocks.RealNow()
+	}
+	hooks, err := webhooks.New(hcfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}

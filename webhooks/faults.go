@@ -293,7 +293,9 @@ func (sh *shape) record(c int) *FaultRecord {
 			r.RuleID = ro.fault.RuleID
 		}
 		r.Reorder, r.WindowMS, r.Sent, r.Held = true, ro.fault.Window.Milliseconds(), ro.sent, ro.of
-		if ro.of == 1 {
+		if ro.of == 0 { // held in a shared store's window, whose count no replica keeps
+			effects = append(effects, fmt.Sprintf("held for a %s reorder window, then sent newest first", ro.fault.Window))
+		} else if ro.of == 1 {
 			effects = append(effects, fmt.Sprintf("held for a %s reorder window; no other delivery to this endpoint fell due in it", ro.fault.Window))
 		} else {
 			effects = append(effects, fmt.Sprintf("held for a %s reorder window with %d other deliveries to this endpoint, then sent %s of %d, newest first",

@@ -5,6 +5,7 @@ package webhooks
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"time"
 
@@ -149,6 +150,14 @@ type EndpointDeliveryRecord struct {
 // none.
 func (d *Dispatcher) EndpointDeliveries(merchantID, endpointID string, offset, limit int) ([]EndpointDeliveryRecord, int) {
 	out := []EndpointDeliveryRecord{}
+	if d.out != nil && endpointID != "" {
+		recs, total, err := d.out.box.EndpointDeliveries(context.Background(), merchantID, endpointID, max(offset, 0), limit)
+		if err != nil {
+			d.log.Warn("endpoint deliveries not read", "merchant", merchantID, "endpoint", endpointID, "error", err)
+			return out, 0
+		}
+		return recs, total
+	}
 	if endpointID == "" {
 		return out, 0
 	}

@@ -92,6 +92,7 @@ type endpoint struct {
 	url     string
 	display string
 	key     []byte
+	secret  string // as configured, for an Outbox to keep
 }
 
 func parseEndpoint(ep paymock.WebhookEndpoint) (endpoint, error) {
@@ -110,5 +111,5 @@ func parseEndpoint(ep paymock.WebhookEndpoint) (endpoint, error) {
 	if err != nil {
 		return endpoint{id: ep.ID, display: display}, fmt.Errorf("webhook secret for %q: %w", display, err)
 	}
-	return endpoint{id: ep.ID, url: ep.URL, display: display, key: key}, nil
+	return endpoint{id: ep.ID, url: ep.URL, display: display, key: key, secret: ep.Secret}, nil
 }

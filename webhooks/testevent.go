@@ -56,6 +56,9 @@ func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymo
 		return EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
 	}
 	ev := paymock.Event{ID: id, Type: EventTest, MerchantID: m.ID, CreatedAt: created, Body: body}
+	if d.out != nil {
+		return d.sendTestDurable(ctx, m, ev, endpointSlot{ep: e})
+	}
 	slots := []endpointSlot{{ep: e}}
 	faults, now := d.matchFaults(m.ID, EventTest, slots)
 

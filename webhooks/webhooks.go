@@ -71,6 +71,30 @@
 // was done) in the journal. Without Config.Faults, or when no rule
 // matches, delivery is exactly as it was.
 //
+// # Outbox
+//
+// With Config.Outbox set (package postgres, for replicas sharing one
+// database), the Dispatcher keeps no journal: every event and delivery is
+// a row, so every replica lists the same events, and a restart or a
+// killed replica loses none. A delivery is due at an instant of its
+// merchant's clock; whichever replica claims it (for a lease: the
+// attempt timeout plus 5 s) makes that one send and records it, which
+// ends the claim. The replica that published an event attempts it at
+// once; a retry is brought due by the replica that scheduled it, by an
+// advance of the merchant's frozen clock on any replica (DueDeliveries),
+// or, on real clocks, by every replica's sweep each OutboxSweepInterval:
+// that is how the work of a replica that died, or of one restarted, is
+// taken over once its claims lapse. Deliveries of one payment to one
+// endpoint still go in order: only the first pending one is claimed. A
+// transition and its event are stored in one transaction by the engine
+// (Prepare, Round.Outgoing, Stored), so neither exists without the
+// other. Faults shape deliveries as above; a reorder window is the
+// latest pending delivery to the endpoint it holds, and its record does
+// not count what it held. Close leaves pending deliveries pending for
+// the other replicas, or for the next start; a send Close cuts short is
+// not recorded and goes again. What differs: a redelivery keeps its
+// place in line the same way, but the Observer counts per replica.
+//
 // # Observer
 //
 // Config.Observer hears of every delivery made (EventCreated), every
@@ -156,6 +180,17 @@ type Config struct {
 	// IDs makes the ids of test events. Default: unguessable ids from
 	// crypto/rand.
 	IDs *paymock.IDs
+	// Outbox, when set, keeps the events and deliveries instead of this
+	// process (see the package doc): every replica sharing it sees the
+	// same journal and attempts each scheduled send once.
+	Outbox Outbox
+	// OutboxSweep claims, every OutboxSweepInterval, the outbox's
+	// deliveries due on real clocks; set it when the merchants' clocks
+	// are real (frozen clocks bring them due by advancing).
+	OutboxSweep bool
+	// ClockBase is the offset of a real merchant clock the outbox has not
+	// stored (the sandbox's configured start), for the sweep.
+	ClockBase time.Duration
 }
 
 // Endpoints tells which endpoints receive a merchant's events now: its
@@ -238,6 +273,8 @@ type Dispatcher struct {
 	// waits for them before it drains the queue, so no job lands there
 	// unseen. Add is only called under mu while !closed.
 	senders sync.WaitGroup
+
+	out *durable // nil unless Config.Outbox is set
 
 	mu        sync.Mutex
 	merchants map[string]*merchantState
@@ -437,6 +474,9 @@ func New(cfg Config) (*Dispatcher, error) {
 	}
 	d.queue = make(chan job, size)
 	d.base, d.cancelBase = context.WithCancel(context.Background())
+	if cfg.Outbox != nil {
+		d.out = newDurable(cfg, d.timeout)
+	}
 	return d, nil
 }
 
@@ -453,6 +493,10 @@ func (realClock) Now(string) time.Time { return time.Now() }
 // Start starts the workers. It is idempotent, does nothing after Close,
 // and is also done by the first Publish or Redeliver.
 func (d *Dispatcher) Start() {
+	if d.out != nil {
+		d.startDurable()
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.startLocked()
@@ -493,6 +537,9 @@ func (d *Dispatcher) Publish(ctx context.Context, m *paymock.Merchant, ev paymoc
 	}
 	ev.MerchantID = m.ID
 	ev.Body = bytes.Clone(ev.Body)
+	if d.out != nil {
+		return d.publishDurable(ctx, m, ev)
+	}
 
 	slots := d.slotsFor(ctx, m, ev.ID)
 	faults, now := d.matchFaults(m.ID, ev.Type, slots)
@@ -556,6 +603,9 @@ func (d *Dispatcher) slotsFor(ctx context.Context, m *paymock.Merchant, eventID 
 // unknown event, or another merchant's, is an error wrapping
 // paymock.ErrNotFound. A full queue is handled as in Publish.
 func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) (EventRecord, error) {
+	if d.out != nil {
+		return d.redeliverDurable(ctx, merchantID, eventID)
+	}
 	var (
 		faults []*Fault
 		now    time.Time
@@ -615,6 +665,21 @@ func (d *Dispatcher) entryLocked(merchantID, eventID string) *eventEntry {
 // Events lists a merchant's events, newest first (publish order), from
 // offset, at most limit of them (limit <= 0: all), with the total count.
 func (d *Dispatcher) Events(merchantID string, offset, limit int) ([]EventRecord, int) {
+	out, total, _ := d.EventsContext(context.Background(), merchantID, offset, limit)
+	return out, total
+}
+
+// EventsContext is Events, with the error of an Outbox that could not be
+// read (without one it never fails).
+func (d *Dispatcher) EventsContext(ctx context.Context, merchantID string, offset, limit int) ([]EventRecord, int, error) {
+	if d.out != nil {
+		return d.out.box.Events(ctx, merchantID, max(offset, 0), limit)
+	}
+	out, total := d.events(merchantID, offset, limit)
+	return out, total, nil
+}
+
+func (d *Dispatcher) events(merchantID string, offset, limit int) ([]EventRecord, int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := []EventRecord{}
@@ -633,6 +698,21 @@ func (d *Dispatcher) Events(merchantID string, offset, limit int) ([]EventRecord
 
 // Event returns one of a merchant's events.
 func (d *Dispatcher) Event(merchantID, eventID string) (EventRecord, bool) {
+	rec, ok, _ := d.EventContext(context.Background(), merchantID, eventID)
+	return rec, ok
+}
+
+// EventContext is Event, with the error of an Outbox that could not be
+// read (without one it never fails).
+func (d *Dispatcher) EventContext(ctx context.Context, merchantID, eventID string) (EventRecord, bool, error) {
+	if d.out != nil {
+		return d.out.box.Event(ctx, merchantID, eventID)
+	}
+	rec, ok := d.event(merchantID, eventID)
+	return rec, ok, nil
+}
+
+func (d *Dispatcher) event(merchantID, eventID string) (EventRecord, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	ms := d.merchants[merchantID]
@@ -653,6 +733,23 @@ func (d *Dispatcher) Event(merchantID, eventID string) (EventRecord, bool) {
 // for those. The observer counts the dropped pending deliveries as
 // interrupted.
 func (d *Dispatcher) Reset(merchantID string) {
+	_ = d.ResetContext(context.Background(), merchantID)
+}
+
+// ResetContext is Reset, with the error of an Outbox that could not be
+// reset (without one it never fails).
+func (d *Dispatcher) ResetContext(ctx context.Context, merchantID string) error {
+	if d.out != nil {
+		if err := d.out.box.ResetEvents(ctx, merchantID); err != nil {
+			return fmt.Errorf("webhooks: reset %s: %w", merchantID, err)
+		}
+		return nil
+	}
+	d.reset(merchantID)
+	return nil
+}
+
+func (d *Dispatcher) reset(merchantID string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ms := d.merchants[merchantID]; ms != nil {
@@ -665,6 +762,9 @@ func (d *Dispatcher) Reset(merchantID string) {
 // attempt still in flight finishes unrecorded, and Idle no longer waits
 // for it.
 func (d *Dispatcher) Forget(merchantID string) {
+	if d.out != nil {
+		return // the outbox is every replica's: this one keeps nothing of the merchant
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ms := d.merchants[merchantID]; ms != nil {
@@ -686,6 +786,16 @@ func (d *Dispatcher) dropJournalLocked(ms *merchantState) {
 // waiting in line behind one that is. A merchant that is not busy can be
 // forgotten without losing a delivery.
 func (d *Dispatcher) Busy(merchantID string) bool {
+	if d.out != nil {
+		d.out.mu.Lock()
+		busy := d.out.busy[merchantID] != nil
+		d.out.mu.Unlock()
+		if busy {
+			return true
+		}
+		pending, err := d.out.box.Pending(context.Background(), merchantID)
+		return pending || err != nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	ms := d.merchants[merchantID]
@@ -697,6 +807,9 @@ func (d *Dispatcher) Busy(merchantID string) bool {
 // fault's delay or a reorder window, or waiting behind one that is, do not
 // count (Busy does count them).
 func (d *Dispatcher) Idle(ctx context.Context, merchantID string) error {
+	if d.out != nil {
+		return d.out.idle(ctx, merchantID)
+	}
 	d.mu.Lock()
 	ms := d.merchants[merchantID]
 	if ms == nil || ms.busy == 0 {
@@ -719,6 +832,9 @@ func (d *Dispatcher) Idle(ctx context.Context, merchantID string) error {
 // waiting for a retry or waiting in line are recorded as interrupted:
 // nothing vanishes from the journal. Close may be called more than once.
 func (d *Dispatcher) Close(ctx context.Context) error {
+	if d.out != nil {
+		return d.closeDurable(ctx)
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
