@@ -61,6 +61,20 @@ type Engine struct {
 	// events keeps each transition's event with it when deliveries live
 	// in an outbox; nil otherwise.
 	events EventStore
+	// advances serialises a merchant's advances across replicas when the
+	// store can; nil otherwise.
+	advances AdvanceLocker
+}
+
+// AdvanceLocker is a shared store that serialises the advances of one
+// merchant's clock across replicas (package postgres): an advance reads
+// the clock, fires what falls due on the way and moves the clock to its
+// target, so two at once on two replicas would each reach the same
+// target instead of adding up.
+type AdvanceLocker interface {
+	// LockAdvance waits until no other advance of the merchant runs
+	// anywhere, and returns what ends this one's turn.
+	LockAdvance(ctx context.Context, merchantID string) (unlock func(), err error)
 }
 
 // EventStore is a store that keeps a transition and its event in one
@@ -87,6 +101,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if events, ok := cfg.Store.(EventStore); ok && cfg.Webhooks.Durable() {
 		e.events = events
+	}
+	if l, ok := cfg.Store.(AdvanceLocker); ok && e.due != nil {
+		e.advances = l
 	}
 	return e, nil
 }
@@ -245,6 +262,13 @@ func (e *Engine) Act(ctx context.Context, m *paymock.Merchant, id string, to pay
 // store the payments due by then, whichever replica created them, join
 // this process's scheduler for the advance (see queueDue).
 func (e *Engine) Advance(ctx context.Context, m *paymock.Merchant, d time.Duration) (time.Time, int, error) {
+	if e.advances != nil {
+		unlock, err := e.advances.LockAdvance(ctx, m.ID)
+		if err != nil {
+			return e.clocks.Now(m.ID), 0, fmt.Errorf("wait for another replica's advance: %w", err)
+		}
+		defer unlock()
+	}
 	// Deliveries already under way settle first, so the retries they
 	// schedule are due from their own attempt and fire in this advance.
 	if err := e.hooks.Idle(ctx, m.ID); err != nil {

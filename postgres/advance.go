@@ -1,0 +1,37 @@
+// Advances of one merchant's clock taken in turn across replicas.
+
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// advanceLock is the first key of the advisory locks that serialise
+// advances ("adv" in ASCII); the second is the merchant id's hash. A hash
+// shared by two merchants only makes their advances wait for each other.
+const advanceLock = 0x616476
+
+// LockAdvance implements lifecycle.AdvanceLocker with a session advisory
+// lock on a connection of its own, outside the pool: the advance it
+// guards uses pooled connections, and holding one of those while waiting
+// could starve the pool. A replica that dies mid-advance ends its session,
+// which releases the lock.
+func (s *Store) LockAdvance(ctx context.Context, merchantID string) (func(), error) {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, check("connecting to take the advance lock", err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1::int, hashtext($2))`, advanceLock, merchantID); err != nil {
+		_ = conn.Close(context.WithoutCancel(ctx))
+		return nil, check("taking the advance lock of "+merchantID, err)
+	}
+	return func() {
+		// Closing the session releases the lock with it.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = conn.Close(ctx)
+	}, nil
+}
