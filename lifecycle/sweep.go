@@ -67,35 +67,50 @@ const unknownMerchantGrace = 5 * time.Second
 
 // createdShared records a new payment's fate in the store: the first of
 // its scenario's steps when that comes before its expiry (the store knows
-// the expiry already). A step due at once also goes to this process's
-// scheduler, so that it fires now rather than at the next sweep.
+// the expiry already). On real clocks this process's scheduler fires it
+// on time too, stamped at its due instant like a sweep, which stands in
+// when this replica is gone; in either case the row lock makes one event.
+// On frozen clocks a step due at once goes to the scheduler, so that it
+// fires now rather than at the next advance.
 func (e *Engine) createdShared(ctx context.Context, m *paymock.Merchant, p paymock.Payment, sc Scenario, selected bool) {
-	if !selected {
-		return
-	}
 	at, to := p.ExpiresAt, paymock.StatusExpired
-	for _, st := range sc.Steps {
-		// Strictly before: at the same instant the expiry wins, and of two
-		// steps the first listed, as the scheduler orders them.
-		if due := p.CreatedAt.Add(st.After); due.Before(at) {
-			at, to = due, st.Do
+	if selected {
+		for _, st := range sc.Steps {
+			// Strictly before: at the same instant the expiry wins, and of
+			// two steps the first listed, as the scheduler orders them.
+			if due := p.CreatedAt.Add(st.After); due.Before(at) {
+				at, to = due, st.Do
+			}
 		}
+	}
+	id := p.ID
+	due := DuePayment{MerchantID: m.ID, ID: id, At: at, To: to}
+	fire := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if _, err := e.fireDue(ctx, m, due); err != nil {
+			e.log.Warn("due payment not fired; a sweep will", "merchant", m.ID, "payment", id, "error", err)
+		}
+	}
+	realClock := e.clocks.Mode() == ClockReal
+	if realClock {
+		e.sched.At(m.ID, at, fire)
 	}
 	if at.Equal(p.ExpiresAt) {
 		return
 	}
-	id, why := p.ID, "scenario "+sc.Name
-	fire := func() { e.fire(m, id, to, why) }
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	if err := e.due.SetDue(ctx, m.ID, id, at, to); err != nil {
 		// This process still fires it, unless it stops first.
 		e.log.WarnContext(ctx, "scenario step not stored; only this replica will fire it",
 			"merchant", m.ID, "payment", id, "scenario", sc.Name, "error", err)
-		e.sched.At(m.ID, at, fire)
+		if !realClock {
+			e.sched.At(m.ID, at, fire)
+		}
 		return
 	}
-	if !at.After(p.CreatedAt) {
+	if !realClock && !at.After(p.CreatedAt) {
 		e.sched.At(m.ID, at, fire)
 	}
 }
