@@ -47,4 +47,29 @@
 // countdown of their times and hits. A merchant can delete a file rule, or
 // clear all its rules, for itself only; a sandbox reset (Set.Reset) brings
 // the file rules back with fresh counts and restarts the merchant's draws.
+//
+// # Several replicas
+//
+// With Config.Store (a RuleStore: package postgres, for --store
+// postgres://...) the Set holds nothing per merchant: every rule, hit,
+// countdown and draw is in the store, so a rule added on one replica fires
+// on the next matching call on any, a delete on one stops it everywhere at
+// once, and times N fires N times in all. A call costs one query for the
+// merchant's candidate rules (which finds nothing for a merchant without
+// rules), and one more for each draw and for the hit.
+//
+// Draws cannot come from a stream per merchant, which each replica would
+// hold on its own: the n-th draw of a rule is a hash of the seed, the
+// merchant, the rule's id and n, with n counted in the store. The same
+// seed, rules and calls give the same hits on one replica or several
+// (though not the same hits as in memory), and a rule that cannot fire
+// (probability 0) is not drawn for.
+//
+// File rules stay in each replica's memory, every replica loading the same
+// file; their ids are made from their places in the file and their fields,
+// the same on every replica, and each merchant's counts of them are in the
+// store. Forget leaves shared rules alone, for the other replicas. The
+// methods that take a context report a store that cannot be reached (an
+// error wrapping paymock.ErrUnavailable); those without one, kept for
+// callers that cannot report it, then see no rule and change nothing.
 package faults

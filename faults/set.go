@@ -5,7 +5,7 @@
 package faults
 
 import (
-	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -37,6 +37,10 @@ type Config struct {
 	Operations []string
 	// MaxRules bounds the rules one merchant may add; 0: DefaultMaxRules.
 	MaxRules int
+	// Store, when set, keeps every merchant's rules and counts where all
+	// replicas see them; file rules then get ids made from the file, the
+	// same on every replica. nil: each merchant's rules live in this Set.
+	Store RuleStore
 }
 
 // Set holds every merchant's fault rules. It is safe for concurrent use.
@@ -46,6 +50,7 @@ type Set struct {
 	file     []Rule
 	ops      []string
 	maxRules int
+	store    RuleStore // nil: the books below hold everything
 	// books maps a merchant id to its *book. A merchant that never had a
 	// rule, while there are no file rules, has no book: matching then
 	// costs one lock-free map look-up.
@@ -56,7 +61,7 @@ type Set struct {
 // (LoadFile may have checked other names) and given their ids, one per
 // rule, shared by every merchant.
 func New(cfg Config) (*Set, error) {
-	s := &Set{seed: cfg.Seed, ids: cfg.IDs, ops: cfg.Operations, maxRules: cfg.MaxRules}
+	s := &Set{seed: cfg.Seed, ids: cfg.IDs, ops: cfg.Operations, maxRules: cfg.MaxRules, store: cfg.Store}
 	if s.ids == nil {
 		s.ids = paymock.NewIDs(nil)
 	}
@@ -74,8 +79,12 @@ func New(cfg Config) (*Set, error) {
 			continue
 		}
 		r = r.Normalize()
-		r.ID = s.ids.New("flt")
 		r.Remaining, r.Hits = nil, 0
+		if s.store != nil {
+			r.ID = fileRuleID(i, r)
+		} else {
+			r.ID = s.ids.New("flt")
+		}
 		s.file = append(s.file, r)
 	}
 	if len(errs) > 0 {
@@ -93,6 +102,7 @@ type entry struct {
 	order     int // API rules: when added; file rules: place in the file
 }
 
+// selector is e.rule.Selector() without copying the rule, on the hot path.
 func (e *entry) selector() string {
 	if e.rule.Target == TargetWebhooks {
 		if e.rule.EventType == "" {
@@ -125,24 +135,7 @@ type ruleList struct {
 // reindex sorts the rules into matching order (see the package doc) and
 // publishes the counts; called with the book locked.
 func (l *ruleList) reindex() {
-	slices.SortStableFunc(l.entries, func(a, b *entry) int {
-		if a.fromFile != b.fromFile {
-			if a.fromFile {
-				return 1
-			}
-			return -1
-		}
-		if aw, bw := a.selector() == Wildcard, b.selector() == Wildcard; aw != bw {
-			if aw {
-				return 1
-			}
-			return -1
-		}
-		if a.fromFile {
-			return cmp.Compare(a.order, b.order)
-		}
-		return cmp.Compare(b.order, a.order)
-	})
+	sortEntries(l.entries)
 	if len(l.entries) == 0 {
 		l.index.Store(nil)
 		return
@@ -205,13 +198,25 @@ func (s *Set) find(merchantID string, create bool) *book {
 // Add validates r, fills its defaults, gives it an id and adds it to the
 // merchant's rules. A rule that does not validate is an
 // invalid_request_error listing every violation. ID, Source, Remaining and
-// Hits of r are ignored.
+// Hits of r are ignored. On a shared store it is AddContext with a bounded
+// context.
 func (s *Set) Add(merchantID string, r Rule) (Rule, error) {
+	ctx, cancel := s.context()
+	defer cancel()
+	return s.AddContext(ctx, merchantID, r)
+}
+
+// AddContext is Add; on a shared store (Config.Store) it may also fail
+// with an error wrapping paymock.ErrUnavailable.
+func (s *Set) AddContext(ctx context.Context, merchantID string, r Rule) (Rule, error) {
 	if vs := r.ValidateFor(s.ops); len(vs) > 0 {
 		return Rule{}, paymock.Invalid(vs...)
 	}
 	r = r.Normalize()
 	r.ID, r.Source, r.Remaining, r.Hits = s.ids.New("flt"), "api", nil, 0
+	if s.store != nil {
+		return s.addShared(ctx, merchantID, r)
+	}
 	for {
 		b := s.find(merchantID, true)
 		b.mu.Lock()
@@ -221,8 +226,7 @@ func (s *Set) Add(merchantID string, r Rule) (Rule, error) {
 		}
 		if n := len(b.api.entries) + len(b.hooks.entries); n >= s.maxRules {
 			b.mu.Unlock()
-			return Rule{}, paymock.Invalid(paymock.Violation{Code: "fault_limit_reached",
-				Message: fmt.Sprintf("a merchant may have at most %d fault rules: delete some first", s.maxRules)})
+			return Rule{}, s.limitReached()
 		}
 		b.added++
 		e := &entry{rule: r, order: b.added}
@@ -238,13 +242,35 @@ func (s *Set) Add(merchantID string, r Rule) (Rule, error) {
 	}
 }
 
+// context is what a method without one gives the store: a bounded context
+// on a shared store, none needed in memory.
+func (s *Set) context() (context.Context, context.CancelFunc) {
+	if s.store == nil {
+		return context.Background(), func() {}
+	}
+	return bounded()
+}
+
 // List returns the merchant's rules, API rules then webhook rules, each in
-// matching order, with their remaining times and hits. It is never nil.
+// matching order, with their remaining times and hits. It is never nil; on
+// a shared store that cannot be reached it is empty (ListContext says why).
 func (s *Set) List(merchantID string) []Rule {
+	ctx, cancel := s.context()
+	defer cancel()
+	out, _ := s.ListContext(ctx, merchantID)
+	return out
+}
+
+// ListContext is List; on a shared store it may fail with an error
+// wrapping paymock.ErrUnavailable, and the list is then empty.
+func (s *Set) ListContext(ctx context.Context, merchantID string) ([]Rule, error) {
+	if s.store != nil {
+		return s.listShared(ctx, merchantID)
+	}
 	out := []Rule{}
 	b := s.find(merchantID, false)
 	if b == nil {
-		return out
+		return out, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -253,7 +279,7 @@ func (s *Set) List(merchantID string) []Rule {
 			out = append(out, e.snapshot())
 		}
 	}
-	return out
+	return out, nil
 }
 
 // RuleNotFound is the error for an unknown rule id, or another merchant's.
@@ -266,6 +292,17 @@ func RuleNotFound(id string) *paymock.Error {
 // removed for this merchant only. An unknown id, or another merchant's,
 // is RuleNotFound.
 func (s *Set) Delete(merchantID, id string) error {
+	ctx, cancel := s.context()
+	defer cancel()
+	return s.DeleteContext(ctx, merchantID, id)
+}
+
+// DeleteContext is Delete; on a shared store it may also fail with an
+// error wrapping paymock.ErrUnavailable.
+func (s *Set) DeleteContext(ctx context.Context, merchantID, id string) error {
+	if s.store != nil {
+		return s.deleteShared(ctx, merchantID, id)
+	}
 	b := s.find(merchantID, false)
 	if b == nil {
 		return RuleNotFound(id)
@@ -285,39 +322,79 @@ func (s *Set) Delete(merchantID, id string) error {
 }
 
 // Clear removes every rule of the merchant, file rules included, until a
-// Reset brings the file rules back.
+// Reset brings the file rules back. On a shared store that cannot be
+// reached it does nothing (ClearContext says why).
 func (s *Set) Clear(merchantID string) {
+	ctx, cancel := s.context()
+	defer cancel()
+	_ = s.ClearContext(ctx, merchantID)
+}
+
+// ClearContext is Clear; on a shared store it may fail with an error
+// wrapping paymock.ErrUnavailable.
+func (s *Set) ClearContext(ctx context.Context, merchantID string) error {
+	if s.store != nil {
+		return s.clearShared(ctx, merchantID)
+	}
 	b := s.find(merchantID, false)
 	if b == nil {
-		return
+		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.api.entries, b.hooks.entries = nil, nil
 	b.api.reindex()
 	b.hooks.reindex()
+	return nil
 }
 
 // Reset forgets the merchant's rules and counts and restarts its draws, as
-// a sandbox reset does: file rules apply again from their full times.
+// a sandbox reset does: file rules apply again from their full times. On
+// a shared store that cannot be reached it does nothing (ResetContext says
+// why).
 func (s *Set) Reset(merchantID string) {
+	ctx, cancel := s.context()
+	defer cancel()
+	_ = s.ResetContext(ctx, merchantID)
+}
+
+// ResetContext is Reset; on a shared store it may fail with an error
+// wrapping paymock.ErrUnavailable.
+func (s *Set) ResetContext(ctx context.Context, merchantID string) error {
+	if s.store != nil {
+		return s.resetShared(ctx, merchantID)
+	}
 	if v, ok := s.books.LoadAndDelete(merchantID); ok {
 		b := v.(*book)
 		b.mu.Lock()
 		b.dead = true
 		b.mu.Unlock()
 	}
+	return nil
 }
 
-// Forget drops everything the Set holds for a merchant that is gone.
-func (s *Set) Forget(merchantID string) { s.Reset(merchantID) }
+// Forget drops everything the Set holds for a merchant that is gone. On a
+// shared store the Set holds nothing of a merchant: the rules stay, for
+// the other replicas, as the merchant's payments and clock do.
+func (s *Set) Forget(merchantID string) {
+	if s.store == nil {
+		_ = s.ResetContext(context.Background(), merchantID)
+	}
+}
 
 // MatchAPI returns the rule that shapes this call of the operation, if one
 // fires: see the package doc for the order. A hit counts toward the rule's
-// hits and times; a rule whose times run out leaves the list. A merchant
-// with no rule for the operation or "*" pays a map look-up, no lock and no
-// allocation.
+// hits and times; a rule whose times run out leaves the list. In memory, a
+// merchant with no rule for the operation or "*" pays a map look-up, no
+// lock and no allocation. On a shared store that cannot be reached no
+// rule fires (MatchAPIContext says why).
 func (s *Set) MatchAPI(merchantID, operation string) (Rule, bool) {
+	if s.store != nil {
+		ctx, cancel := bounded()
+		defer cancel()
+		r, ok, _ := s.matchShared(ctx, merchantID, TargetAPI, operation)
+		return r, ok
+	}
 	b := s.find(merchantID, false)
 	if b == nil {
 		return Rule{}, false
@@ -325,14 +402,40 @@ func (s *Set) MatchAPI(merchantID, operation string) (Rule, bool) {
 	return b.match(&b.api, operation)
 }
 
+// MatchAPIContext is MatchAPI; on a shared store it pays one query for
+// the merchant's candidate rules, one more for each draw and hit, and may
+// fail with an error wrapping paymock.ErrUnavailable.
+func (s *Set) MatchAPIContext(ctx context.Context, merchantID, operation string) (Rule, bool, error) {
+	if s.store != nil {
+		return s.matchShared(ctx, merchantID, TargetAPI, operation)
+	}
+	r, ok := s.MatchAPI(merchantID, operation)
+	return r, ok, nil
+}
+
 // MatchWebhook is MatchAPI for a delivery of an event of eventType: rules
 // naming the event type come before rules for any event.
 func (s *Set) MatchWebhook(merchantID, eventType string) (Rule, bool) {
+	if s.store != nil {
+		ctx, cancel := bounded()
+		defer cancel()
+		r, ok, _ := s.matchShared(ctx, merchantID, TargetWebhooks, eventType)
+		return r, ok
+	}
 	b := s.find(merchantID, false)
 	if b == nil {
 		return Rule{}, false
 	}
 	return b.match(&b.hooks, eventType)
+}
+
+// MatchWebhookContext is MatchWebhook as MatchAPIContext is MatchAPI.
+func (s *Set) MatchWebhookContext(ctx context.Context, merchantID, eventType string) (Rule, bool, error) {
+	if s.store != nil {
+		return s.matchShared(ctx, merchantID, TargetWebhooks, eventType)
+	}
+	r, ok := s.MatchWebhook(merchantID, eventType)
+	return r, ok, nil
 }
 
 func (b *book) match(l *ruleList, selector string) (Rule, bool) {

@@ -21,13 +21,18 @@ import (
 )
 
 // Faults is the rule book the fault step and the control API consult
-// (implemented by *faults.Set).
+// (implemented by *faults.Set). Its rules may live in a database every
+// replica shares: each method but Reset can then fail, with an error
+// wrapping paymock.ErrUnavailable when the database cannot be reached
+// (answered 503 store_unavailable).
 type Faults interface {
-	MatchAPI(merchantID, operation string) (faults.Rule, bool)
-	Add(merchantID string, r faults.Rule) (faults.Rule, error)
-	List(merchantID string) []faults.Rule
-	Delete(merchantID, id string) error
-	Clear(merchantID string)
+	MatchAPIContext(ctx context.Context, merchantID, operation string) (faults.Rule, bool, error)
+	AddContext(ctx context.Context, merchantID string, r faults.Rule) (faults.Rule, error)
+	ListContext(ctx context.Context, merchantID string) ([]faults.Rule, error)
+	DeleteContext(ctx context.Context, merchantID, id string) error
+	ClearContext(ctx context.Context, merchantID string) error
+	ResetContext(ctx context.Context, merchantID string) error
+	// Reset is ResetContext for a caller that cannot report an error.
 	Reset(merchantID string)
 }
 
@@ -49,10 +54,14 @@ func (s *Server) injectFaults(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 		} else {
-			var ok bool
-			if rule, ok = s.faults.MatchAPI(x.merchant.ID, x.route.OperationID()); !ok {
+			matched, ok, err := s.faults.MatchAPIContext(r.Context(), x.merchant.ID, x.route.OperationID())
+			if err != nil {
+				return err // the rules' store is down: the call is not carried out
+			}
+			if !ok {
 				return next(c)
 			}
+			rule = matched
 		}
 		x.fault = rule.ID
 		s.observer.InjectedFault("api")
@@ -125,7 +134,7 @@ func (s *Server) addFault(c *echo.Context) error {
 	if err := dec.Decode(&in); err != nil {
 		return fmt.Errorf("decode a validated fault rule: %w", err)
 	}
-	r, err := s.faults.Add(merchantOf(c).ID, in)
+	r, err := s.faults.AddContext(c.Request().Context(), merchantOf(c).ID, in)
 	if err != nil {
 		return err
 	}
@@ -134,12 +143,16 @@ func (s *Server) addFault(c *echo.Context) error {
 
 // listFaults handles GET /_sandbox/faults.
 func (s *Server) listFaults(c *echo.Context) error {
-	return c.JSON(http.StatusOK, faultsJSON{Items: s.faults.List(merchantOf(c).ID)})
+	items, err := s.faults.ListContext(c.Request().Context(), merchantOf(c).ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, faultsJSON{Items: items})
 }
 
 // deleteFault handles DELETE /_sandbox/faults/{id}.
 func (s *Server) deleteFault(c *echo.Context) error {
-	if err := s.faults.Delete(merchantOf(c).ID, pathParam(c, "id")); err != nil {
+	if err := s.faults.DeleteContext(c.Request().Context(), merchantOf(c).ID, pathParam(c, "id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -147,7 +160,9 @@ func (s *Server) deleteFault(c *echo.Context) error {
 
 // clearFaults handles DELETE /_sandbox/faults: no fault is left.
 func (s *Server) clearFaults(c *echo.Context) error {
-	s.faults.Clear(merchantOf(c).ID)
+	if err := s.faults.ClearContext(c.Request().Context(), merchantOf(c).ID); err != nil {
+		return err
+	}
 	return c.NoContent(http.StatusNoContent)
 }
 
