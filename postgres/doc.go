@@ -57,6 +57,23 @@
 // A schedule of other work (Schedule, ClaimDue, ClaimMerchantDue, Done)
 // is there too, claimed the same way; nothing uses it yet.
 //
+// # Fault rules
+//
+// *Store implements faults.RuleStore, so that the replicas share every
+// merchant's fault rules in fault_rules: a row per rule added through the
+// control API (the rule as json; hits, remaining and draws as columns),
+// and a row per merchant and rule from --faults FILE once that merchant's
+// counts of it change (the rule itself comes from the file every replica
+// loads). A hit is one statement that takes from remaining only while it
+// is above 0 (for a file rule, an upsert from its full times), so hits
+// from any replicas queue on the row and times N fires exactly N times; a
+// probability draw counts on the row the same way, and its answer is a
+// hash of the seed, the rule and that count. Matching a call is one query
+// on the (merchant_id, target, selector) index, which finds nothing for a
+// merchant without rules. One merchant's adds take a transaction-scoped
+// advisory lock in turn, so replicas cannot pass the limit together, and
+// drop its spent rules, which bounds the rows a merchant holds.
+//
 // # Migrations
 //
 // The schema is in migrations/NNNN_name.sql, embedded in the binary. Open
