@@ -183,6 +183,14 @@ func (d *Dispatcher) Stored(merchantID string, o Outgoing, ids []int64) {
 	if len(ids) == 0 || !d.out.acquire(merchantID) {
 		return
 	}
+	// A first send a fault's delay or a reorder window holds is brought
+	// due here on time; the sweep, or an advance anywhere, stands in.
+	now := d.clock.Now(merchantID)
+	for i, del := range o.Deliveries {
+		if i < len(ids) && del.State == StatePending && del.NextAt.After(now) {
+			d.sched.At(merchantID, del.NextAt, d.dueFn(merchantID, ids[i], del.Window != nil))
+		}
+	}
 	go func() {
 		defer d.out.release(merchantID)
 		d.claimAndRun(merchantID, ids)
@@ -290,20 +298,26 @@ func (d *Dispatcher) DueDeliveries(ctx context.Context, merchantID string, until
 		return fmt.Errorf("webhooks: due deliveries: %w", err)
 	}
 	for _, del := range dels {
-		d.sched.At(merchantID, del.NextAt, d.dueFn(merchantID, del.ID))
+		d.sched.At(merchantID, del.NextAt, d.dueFn(merchantID, del.ID, del.Window != nil))
 	}
 	return nil
 }
 
 // dueFn attempts one delivery when its scheduled instant comes, and
-// returns once it has (an advancing clock sees each outcome in order).
-func (d *Dispatcher) dueFn(merchantID string, id int64) func() {
+// returns once it has (an advancing clock sees each outcome in order). A
+// delivery in a reorder window is claimed with all that is due, in the
+// outbox's order, which sends the window newest first.
+func (d *Dispatcher) dueFn(merchantID string, id int64, windowed bool) func() {
+	ids := []int64{id}
+	if windowed {
+		ids = nil
+	}
 	return func() {
 		if !d.out.acquire(merchantID) {
 			return
 		}
 		defer d.out.release(merchantID)
-		d.claimAndRun(merchantID, []int64{id})
+		d.claimAndRun(merchantID, ids)
 	}
 }
 
@@ -386,7 +400,7 @@ func (d *Dispatcher) attemptDurable(del Delivery) bool {
 		return false
 	}
 	if out.State == StatePending {
-		d.sched.At(del.MerchantID, out.NextAt, d.dueFn(del.MerchantID, del.ID))
+		d.sched.At(del.MerchantID, out.NextAt, d.dueFn(del.MerchantID, del.ID, false))
 		return false
 	}
 	return del.Chain != ""
