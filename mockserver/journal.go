@@ -107,6 +107,8 @@ type requestJournal struct {
 	// documents declare and --variants draws from.
 	names   []string
 	nameNum map[string]uint32
+	// shared is this replica's part of a journal kept in a JournalStore.
+	shared sharedState
 }
 
 // newJournal returns a journal keeping size requests per merchant: the
@@ -243,7 +245,9 @@ func (j *requestJournal) list(merchantID string, f requestFilter, offset, limit 
 	return out, total
 }
 
-// reset forgets a merchant's requests and counters.
+// reset forgets a merchant's requests and counters. Of a shared journal
+// it forgets only this replica's count of appends: the entries are every
+// replica's, and another may still serve the merchant.
 func (j *requestJournal) reset(merchantID string) {
 	if j == nil {
 		return
@@ -251,6 +255,7 @@ func (j *requestJournal) reset(merchantID string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	delete(j.merchants, merchantID)
+	delete(j.shared.appended, merchantID)
 }
 
 // snapshot copies a merchant's counters for the report.
@@ -471,5 +476,11 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 			e.Violations = []paymock.Violation{{Param: de.Param, Code: de.Code, Message: de.Message}}
 		}
 	}
-	s.journal.record(m.ID, e, x.refused, x.doc == s.docs.Service)
+	counted := x.doc == s.docs.Service
+	if js := s.sharedJournal(); js != nil {
+		s.appendShared(r.Context(), js, m.ID, JournalRecord{Entry: e, Counted: counted, Violating: x.refused && x.fault == ""}, x.err)
+	}
+	// Kept on a shared store too, for the dashboard, which reads this
+	// replica's ring through Server.Requests and Server.Report.
+	s.journal.record(m.ID, e, x.refused, counted)
 }

@@ -63,8 +63,14 @@ type Report struct {
 	Operations    []ReportOperation `json:"operations"`
 }
 
+// buildReport is the report of this replica's own journal.
 func (s *Server) buildReport(merchantID string) Report {
-	snap := s.journal.snapshot(merchantID)
+	return s.reportOf(s.journal.snapshot(merchantID))
+}
+
+// reportOf is the report of a merchant's counters, over every operation
+// of the service contract.
+func (s *Server) reportOf(snap merchantJournal) Report {
 	r := Report{Calls: snap.calls, ViolatingCalls: snap.violating, UnmatchedCalls: snap.unmatched, InjectedCalls: snap.injected, Operations: []ReportOperation{}}
 	for _, d := range s.docs.Service.Operations() {
 		ro := ReportOperation{OperationID: d.ID, Method: d.Method, Path: d.Path, Statuses: []ReportStatus{}, Violations: []ReportViolation{}}
@@ -118,7 +124,10 @@ func (s *Server) getReport(c *echo.Context) error {
 		// A report of nothing would pass every gate: say why there is none.
 		return errJournalDisabled("report")
 	}
-	r := s.buildReport(merchantOf(c).ID)
+	r, err := s.report(c.Request().Context(), merchantOf(c).ID)
+	if err != nil {
+		return err
+	}
 	if c.QueryParam("format") == "junit" {
 		b, err := junit(r)
 		if err != nil {
@@ -217,7 +226,10 @@ func (s *Server) listRequests(c *echo.Context) error {
 	}
 	f.violations = c.QueryParam("violations") == "true"
 	pg := pr.window()
-	items, total := s.journal.list(merchantOf(c).ID, f, pg.Offset, pg.Limit)
+	items, total, err := s.requests(c.Request().Context(), merchantOf(c).ID, f, pg.Offset, pg.Limit)
+	if err != nil {
+		return err
+	}
 	return listJSON(c, items, pr, total)
 }
 
