@@ -74,6 +74,28 @@
 // advisory lock in turn, so replicas cannot pass the limit together, and
 // drop its spent rules, which bounds the rows a merchant holds.
 //
+// # Request journal
+//
+// The store is a mockserver.JournalStore, so the request journal and the
+// report's counters are every replica's. A replica inserts each request
+// into request_journal before its answer leaves, so that a report asked of
+// any replica right after counts it: the entry as json, its violations as
+// a json array of their own (PostgreSQL takes an array apart even when a
+// message holds "\u0000"), and the columns the filters and the counts
+// read, which the primary key carries too, so that counting and paging
+// read the index rather than a heap page per request. An append takes no
+// lock another waits for: seq is an identity, not a per-merchant counter.
+// Each replica trims a merchant's journal at its first append of the
+// merchant, then every tenth of the journal's size (at most every 1,000
+// appends): one statement deletes the requests older than the newest
+// --journal-size and adds them to request_journal_calls and
+// request_journal_violations, so a request is counted once, as a row or
+// in the counts, however many replicas trim at once. Lists read the newest
+// --journal-size only. Nothing deletes a merchant's journal: a reset keeps
+// it, as on one server, and a replica forgetting an idle merchant forgets
+// only its own count of appends, since other replicas may still serve the
+// merchant; what stays is bounded by --journal-size per merchant.
+//
 // # Migrations
 //
 // The schema is in migrations/NNNN_name.sql, embedded in the binary. Open

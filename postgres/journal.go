@@ -1,0 +1,188 @@
+// The request journal shared by the replicas: append, trim, list, count.
+
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/mockserver"
+)
+
+var _ mockserver.JournalStore = (*Store)(nil)
+
+// AppendRequest implements mockserver.JournalStore: one INSERT, which
+// takes no lock another append waits for.
+func (s *Store) AppendRequest(ctx context.Context, merchantID string, r mockserver.JournalRecord) error {
+	e := r.Entry
+	e.Violations = nil // a column of their own
+	entry, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("postgres: encode the journal entry %s: %w", e.ID, err)
+	}
+	var violations *string
+	if len(r.Entry.Violations) > 0 {
+		b, err := json.Marshal(r.Entry.Violations)
+		if err != nil {
+			return fmt.Errorf("postgres: encode the violations of %s: %w", e.ID, err)
+		}
+		violations = new(string(b))
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO request_journal
+		(merchant_id, status, operation, has_violations, counted, violating, injected, entry, violations)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		merchantID, e.Status, e.Operation, violations != nil, r.Counted, r.Violating, e.InjectedFault != "", string(entry), violations)
+	if err != nil {
+		return check("append to the request journal of "+merchantID, err)
+	}
+	return nil
+}
+
+// trimRequests deletes a merchant's requests older than its newest $2 and,
+// in the same statement, adds them to the counts: a request is counted
+// either as a row or in the counts, never both nor neither, and two
+// replicas trimming at once delete (and count) each row once. The counts
+// are added in key order, so that two trims never wait on each other's
+// rows in opposite orders.
+const trimRequests = `WITH cut AS (
+	SELECT seq FROM request_journal WHERE merchant_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1
+), gone AS (
+	DELETE FROM request_journal j USING cut WHERE j.merchant_id = $1 AND j.seq <= cut.seq
+	RETURNING j.operation, j.status, j.counted, j.violating, j.injected, j.violations
+), calls AS (
+	INSERT INTO request_journal_calls AS c (merchant_id, operation, status, violating, injected, calls)
+	SELECT $1, operation, status, violating, injected, count(*) FROM gone WHERE counted
+	GROUP BY operation, status, violating, injected ORDER BY operation, status, violating, injected
+	ON CONFLICT (merchant_id, operation, status, violating, injected) DO UPDATE SET calls = c.calls + excluded.calls
+)
+INSERT INTO request_journal_violations AS v (merchant_id, operation, violation, calls)
+SELECT $1, g.operation, x.v::text, count(*)
+FROM gone g CROSS JOIN LATERAL json_array_elements(g.violations) AS x(v)
+WHERE g.counted AND g.violating AND g.operation <> ''
+GROUP BY g.operation, x.v::text ORDER BY g.operation, md5(x.v::text)
+ON CONFLICT (merchant_id, operation, md5(violation)) DO UPDATE SET calls = v.calls + excluded.calls`
+
+// TrimRequests implements mockserver.JournalStore.
+func (s *Store) TrimRequests(ctx context.Context, merchantID string, keep int) error {
+	if keep < 0 {
+		return fmt.Errorf("postgres: trim the request journal to %d requests: want 0 or more", keep)
+	}
+	if _, err := s.pool.Exec(ctx, trimRequests, merchantID, keep); err != nil {
+		return check("trim the request journal of "+merchantID, err)
+	}
+	return nil
+}
+
+// listRequests pages through the requests matching the filters among the
+// merchant's newest $2, reading the primary key (which carries the
+// filters' columns) to find them and the rows of the page only. The count
+// comes in every row, and in a row of its own (with no entry) when the
+// page is past the last match.
+const listRequests = `WITH hit AS (
+	SELECT seq FROM (
+		SELECT seq, status, has_violations FROM request_journal
+		WHERE merchant_id = $1 ORDER BY seq DESC LIMIT $2
+	) live
+	WHERE ($3::integer = 0 OR status = $3) AND (NOT $4::boolean OR has_violations)
+)
+SELECT t.total, j.entry, j.violations
+FROM (SELECT count(*) AS total FROM hit) t
+LEFT JOIN LATERAL (SELECT seq FROM hit ORDER BY seq DESC OFFSET $5 LIMIT $6) p ON true
+LEFT JOIN request_journal j ON j.merchant_id = $1 AND j.seq = p.seq
+ORDER BY p.seq DESC`
+
+// ListRequests implements mockserver.JournalStore.
+func (s *Store) ListRequests(ctx context.Context, merchantID string, q mockserver.JournalQuery) ([]mockserver.JournalEntry, int, error) {
+	if q.Keep < 0 || q.Offset < 0 || q.Limit < 0 {
+		return nil, 0, fmt.Errorf("postgres: list the request journal: keep %d, offset %d, limit %d: want 0 or more", q.Keep, q.Offset, q.Limit)
+	}
+	rows, err := s.pool.Query(ctx, listRequests, merchantID, q.Keep, q.Status, q.Violations, q.Offset, q.Limit)
+	if err != nil {
+		return nil, 0, check("list the request journal of "+merchantID, err)
+	}
+	out := []mockserver.JournalEntry{}
+	total := 0
+	var entry, violations []byte
+	_, err = pgx.ForEachRow(rows, []any{&total, &entry, &violations}, func() error {
+		if entry == nil {
+			return nil
+		}
+		var e mockserver.JournalEntry
+		if err := json.Unmarshal(entry, &e); err != nil {
+			return fmt.Errorf("a stored journal entry: %w", err)
+		}
+		if violations != nil {
+			if err := json.Unmarshal(violations, &e.Violations); err != nil {
+				return fmt.Errorf("the violations of %s: %w", e.ID, err)
+			}
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, check("list the request journal of "+merchantID, err)
+	}
+	return out, total, nil
+}
+
+// countRequests adds up, in one snapshot, the counts of trimmed requests
+// and the requests still in the journal: the calls first (kind 0), then
+// the violations (kind 1), each violation as the json text of one.
+const countRequests = `SELECT 0, operation, status, violating, injected, sum(calls)::bigint, ''
+FROM (
+	SELECT operation, status, violating, injected, calls FROM request_journal_calls WHERE merchant_id = $1
+	UNION ALL
+	SELECT operation, status, violating, injected, 1 FROM request_journal WHERE merchant_id = $1 AND counted
+) c
+GROUP BY operation, status, violating, injected
+UNION ALL
+SELECT 1, operation, 0, true, false, sum(calls)::bigint, violation
+FROM (
+	SELECT operation, violation, calls FROM request_journal_violations WHERE merchant_id = $1
+	UNION ALL
+	SELECT j.operation, x.v::text, 1
+	FROM (
+		SELECT seq FROM request_journal
+		WHERE merchant_id = $1 AND counted AND violating AND has_violations AND operation <> ''
+		OFFSET 0 -- found in the primary key: only violating rows are read
+	) bad
+	JOIN request_journal j ON j.merchant_id = $1 AND j.seq = bad.seq
+	CROSS JOIN LATERAL json_array_elements(j.violations) AS x(v)
+) v
+GROUP BY operation, violation`
+
+// CountRequests implements mockserver.JournalStore.
+func (s *Store) CountRequests(ctx context.Context, merchantID string) (mockserver.JournalCounts, error) {
+	rows, err := s.pool.Query(ctx, countRequests, merchantID)
+	if err != nil {
+		return mockserver.JournalCounts{}, check("count the request journal of "+merchantID, err)
+	}
+	var c mockserver.JournalCounts
+	var (
+		kind                int
+		op, violation       string
+		status              int
+		violating, injected bool
+		calls               int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&kind, &op, &status, &violating, &injected, &calls, &violation}, func() error {
+		if kind == 0 {
+			c.Calls = append(c.Calls, mockserver.JournalCallCount{Operation: op, Status: status,
+				Violating: violating, Injected: injected, Calls: int(calls)})
+			return nil
+		}
+		var v paymock.Violation
+		if err := json.Unmarshal([]byte(violation), &v); err != nil {
+			return fmt.Errorf("a stored violation: %w", err)
+		}
+		c.Violations = append(c.Violations, mockserver.JournalViolationCount{Operation: op, Violation: v, Calls: int(calls)})
+		return nil
+	})
+	if err != nil {
+		return mockserver.JournalCounts{}, check("count the request journal of "+merchantID, err)
+	}
+	return c, nil
+}
