@@ -85,12 +85,17 @@ func (k APIKey) LogValue() slog.Value {
 // is in the result and nowhere else, ever. In open mode the key belongs to
 // the merchant named, not to a new one. An unknown merchant wraps
 // ErrNotFound; a merchant at MaxCreatedKeys gets an *Error (key_limit).
+// On a shared store the key is stored there (its digest, never the key)
+// and works on every replica at once.
 func (ms *Merchants) CreateKey(merchantID string) (NewKey, error) {
 	key, err := randomBase62(CreatedKeyPrefix, createdKeyRandom)
 	if err != nil {
 		return NewKey{}, err
 	}
 	h := sha256.Sum256([]byte(key))
+	if ms.store != nil {
+		return ms.createKeyShared(merchantID, key, h)
+	}
 	now := ms.now()
 
 	ms.mu.Lock()
@@ -112,8 +117,7 @@ func (ms *Merchants) CreateKey(merchantID string) (NewKey, error) {
 		}
 	}
 	if created >= MaxCreatedKeys {
-		return NewKey{}, &Error{Type: InvalidRequest, Code: "key_limit",
-			Message: fmt.Sprintf("a merchant can hold at most %d created api keys; revoke one first", MaxCreatedKeys)}
+		return NewKey{}, keyLimit()
 	}
 	r := &keyRecord{id: ms.ids.New(keyIDPrefix), key: []byte(key), masked: MaskKey(key),
 		source: KeyCreated, created: now, owner: e}
@@ -122,15 +126,25 @@ func (ms *Merchants) CreateKey(merchantID string) (NewKey, error) {
 	return NewKey{APIKey: r.listed(), Key: key}, nil
 }
 
+// keyLimit is the refusal of a key past MaxCreatedKeys.
+func keyLimit() *Error {
+	return &Error{Type: InvalidRequest, Code: "key_limit",
+		Message: fmt.Sprintf("a merchant can hold at most %d created api keys; revoke one first", MaxCreatedKeys)}
+}
+
 // Keys lists a merchant's live keys: configured ones in their order, an
 // open-mode merchant's own token, then created ones oldest first. Revoked
-// keys are left out. An unknown merchant has none.
-func (ms *Merchants) Keys(merchantID string) []APIKey {
+// keys are left out. An unknown merchant has none. Only a shared store
+// that cannot be read makes an error (wrapping ErrUnavailable).
+func (ms *Merchants) Keys(merchantID string) ([]APIKey, error) {
+	if ms.store != nil {
+		return ms.keysShared(merchantID)
+	}
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	e, ok := ms.byID[merchantID]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var out []APIKey
 	if e.open && !e.tokenRevoked {
@@ -142,7 +156,7 @@ func (ms *Merchants) Keys(merchantID string) []APIKey {
 			out = append(out, r.listed())
 		}
 	}
-	return out
+	return out, nil
 }
 
 // RevokeKey revokes one of a merchant's keys: from the next request on it
@@ -150,7 +164,17 @@ func (ms *Merchants) Keys(merchantID string) []APIKey {
 // merchant. Configured keys and an open-mode merchant's own token can be
 // revoked too, for the life of the process. An unknown key id, one
 // already revoked, or another merchant's, wraps ErrNotFound.
+//
+// On a shared store the revocation is stored, and every replica refuses
+// the key from its next request on: at once for a created key or an
+// open-mode token (those are looked up in the store each time), within
+// about a second for a configured key (those are checked in memory, and
+// each replica reads the revoked ones in the background). Configured keys
+// then stay revoked for as long as the database, across restarts.
 func (ms *Merchants) RevokeKey(merchantID, keyID string) error {
+	if ms.store != nil {
+		return ms.revokeKeyShared(merchantID, keyID)
+	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	e, err := ms.entryLocked(merchantID)

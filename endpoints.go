@@ -229,6 +229,9 @@ func (ms *Merchants) AddEndpoint(merchantID, rawURL string) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, err
 	}
+	if ms.store != nil {
+		return ms.addEndpointShared(merchantID, rawURL, secret)
+	}
 	now := ms.now()
 
 	ms.mu.Lock()
@@ -245,32 +248,44 @@ func (ms *Merchants) AddEndpoint(merchantID, rawURL string) (Endpoint, error) {
 		}
 	}
 	if added >= MaxAddedEndpoints {
-		return Endpoint{}, Invalid(Violation{Param: "url", Code: "endpoint_limit",
-			Message: fmt.Sprintf("a merchant can add at most %d webhook endpoints; delete one first", MaxAddedEndpoints)})
+		return Endpoint{}, endpointLimit()
 	}
 	r := &endpointRecord{id: ms.ids.New(endpointIDPrefix), url: rawURL, secret: secret, source: EndpointAdded, created: now}
 	ext.endpoints = append(ext.endpoints, r)
 	return r.endpoint(), nil
 }
 
+// endpointLimit is the refusal of an endpoint past MaxAddedEndpoints.
+func endpointLimit() *Error {
+	return Invalid(Violation{Param: "url", Code: "endpoint_limit",
+		Message: fmt.Sprintf("a merchant can add at most %d webhook endpoints; delete one first", MaxAddedEndpoints)})
+}
+
 // Endpoints lists a merchant's endpoints: configured ones, then the
 // defaults when it has no configured ones, then added ones oldest first.
-// An unknown merchant has none.
-func (ms *Merchants) Endpoints(merchantID string) []Endpoint {
+// An unknown merchant has none. Only a shared store that cannot be read
+// makes an error (wrapping ErrUnavailable).
+func (ms *Merchants) Endpoints(merchantID string) ([]Endpoint, error) {
+	if ms.store != nil {
+		return ms.endpointsShared(merchantID)
+	}
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	e, ok := ms.byID[merchantID]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var out []Endpoint
 	ms.eachEndpointLocked(e, func(r *endpointRecord) { out = append(out, r.endpoint()) })
-	return out
+	return out, nil
 }
 
 // Endpoint returns one of a merchant's endpoints; another merchant's, or
 // an unknown id, wraps ErrNotFound.
 func (ms *Merchants) Endpoint(merchantID, endpointID string) (Endpoint, error) {
+	if ms.store != nil {
+		return ms.endpointShared(merchantID, endpointID)
+	}
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	r, err := ms.endpointLocked(merchantID, endpointID)
@@ -293,6 +308,9 @@ func (ms *Merchants) EnableEndpoint(merchantID, endpointID string) (Endpoint, er
 }
 
 func (ms *Merchants) setDisabled(merchantID, endpointID string, disabled bool) (Endpoint, error) {
+	if ms.store != nil {
+		return ms.setDisabledShared(merchantID, endpointID, disabled)
+	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	r, err := ms.endpointLocked(merchantID, endpointID)
@@ -313,6 +331,9 @@ func (ms *Merchants) setDisabled(merchantID, endpointID string, disabled bool) (
 // DeleteEndpoint removes an added endpoint. A read-only endpoint is an
 // *Error (code endpoint_read_only); an unknown id wraps ErrNotFound.
 func (ms *Merchants) DeleteEndpoint(merchantID, endpointID string) error {
+	if ms.store != nil {
+		return ms.deleteEndpointShared(merchantID, endpointID)
+	}
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	r, err := ms.endpointLocked(merchantID, endpointID)
@@ -343,8 +364,12 @@ func readOnly(r *endpointRecord, verb string) *Error {
 
 // Deliverable returns the endpoints a merchant's events go to now: the
 // enabled ones of Endpoints, each with its ID, in that order. An unknown
-// merchant has none.
+// merchant has none. On a shared store the added ones are read from it at
+// each call (see deliverableShared for when it cannot be read).
 func (ms *Merchants) Deliverable(merchantID string) []WebhookEndpoint {
+	if ms.store != nil {
+		return ms.deliverableShared(merchantID)
+	}
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	e, ok := ms.byID[merchantID]

@@ -116,7 +116,7 @@ func urls[T any](list []T, url func(T) string) []string {
 
 func TestMerchants_EndpointsListConfiguredAndDefaultReadOnly(t *testing.T) {
 	ms := endpointMerchants(t)
-	acme, globex := ms.Endpoints("acme"), ms.Endpoints("globex")
+	acme, globex := endpointsOf(t, ms, "acme"), endpointsOf(t, ms, "globex")
 	if len(acme) != 1 || acme[0].URL != "http://acme.example/hooks" || acme[0].Source != EndpointFromConfig || !acme[0].ReadOnly() || acme[0].Secret != testWebhookSecret {
 		t.Errorf("acme endpoints = %v, want its configured one, read-only", acme)
 	}
@@ -188,7 +188,7 @@ func TestMerchants_AddedEndpointsLifeCycle(t *testing.T) {
 	if got := urls(ms.Deliverable("globex"), func(w WebhookEndpoint) string { return w.URL }); !slices.Equal(got, []string{"http://default.example/all"}) {
 		t.Errorf("Deliverable with the added one disabled = %v", got)
 	}
-	if list := ms.Endpoints("globex"); len(list) != 2 || !list[1].Disabled {
+	if list := endpointsOf(t, ms, "globex"); len(list) != 2 || !list[1].Disabled {
 		t.Errorf("a disabled endpoint is not listed as such: %v", list)
 	}
 	if got, err := ms.EnableEndpoint("globex", ep.ID); err != nil || got.Disabled {
@@ -201,7 +201,7 @@ func TestMerchants_AddedEndpointsLifeCycle(t *testing.T) {
 	if err := ms.DeleteEndpoint("globex", ep.ID); err != nil {
 		t.Fatal(err)
 	}
-	if len(ms.Endpoints("globex")) != 1 || len(ms.Deliverable("globex")) != 1 {
+	if len(endpointsOf(t, ms, "globex")) != 1 || len(ms.Deliverable("globex")) != 1 {
 		t.Error("a deleted endpoint is still there")
 	}
 	if err := ms.DeleteEndpoint("globex", ep.ID); !errors.Is(err, ErrNotFound) {
@@ -215,7 +215,7 @@ func TestMerchants_EndpointsOfAnotherMerchantAreNotFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acmeConfigured := ms.Endpoints("acme")[0].ID
+	acmeConfigured := endpointsOf(t, ms, "acme")[0].ID
 	for _, id := range []string{ep.ID, acmeConfigured, "we_unknown", ""} {
 		if _, err := ms.Endpoint("globex", id); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Endpoint(globex, %q) = %v, want ErrNotFound", id, err)
@@ -233,7 +233,7 @@ func TestMerchants_EndpointsOfAnotherMerchantAreNotFound(t *testing.T) {
 	if _, err := ms.AddEndpoint("nobody", "http://h.example"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("AddEndpoint of an unknown merchant: %v", err)
 	}
-	if ms.Endpoints("nobody") != nil || ms.Deliverable("nobody") != nil {
+	if endpointsOf(t, ms, "nobody") != nil || ms.Deliverable("nobody") != nil {
 		t.Error("an unknown merchant has endpoints")
 	}
 }
@@ -248,7 +248,7 @@ func TestMerchants_AddEndpointRefusesBadURLs(t *testing.T) {
 			t.Errorf("AddEndpoint(%q) = %v, want an invalid_request_error on url", u, err)
 		}
 	}
-	if len(ms.Endpoints(m.ID)) != 0 {
+	if len(endpointsOf(t, ms, m.ID)) != 0 {
 		t.Error("a refused endpoint was added")
 	}
 	for range MaxAddedEndpoints {
@@ -275,4 +275,15 @@ func TestMerchants_OpenMerchantsGetTheDefaults(t *testing.T) {
 	if len(ms.Deliverable(a.ID)) != 2 || len(ms.Deliverable(b.ID)) != 1 {
 		t.Error("an endpoint added by one open merchant reaches another")
 	}
+}
+
+// endpointsOf is Endpoints of a merchant, failing the test on an error
+// (which only a shared store can make).
+func endpointsOf(t testing.TB, ms *Merchants, merchantID string) []Endpoint {
+	t.Helper()
+	eps, err := ms.Endpoints(merchantID)
+	if err != nil {
+		t.Errorf("Endpoints(%q): %v", merchantID, err)
+	}
+	return eps
 }

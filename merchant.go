@@ -185,6 +185,15 @@ type MerchantsConfig struct {
 	// crypto/rand. API keys and webhook secrets always come from
 	// crypto/rand, seed or no seed.
 	IDs *IDs
+	// Store keeps what is made at run time (created keys, revocations,
+	// open-mode merchants, added endpoints) for every replica sharing it;
+	// nil keeps everything in this process's memory. With a store,
+	// configured keys and endpoints get ids derived from their place in
+	// the configuration, the same on every replica.
+	Store MerchantStore
+	// Logger receives what goes wrong with Store in the background; nil
+	// discards it.
+	Logger *slog.Logger
 }
 
 // merchantEntry is what Merchants holds for one merchant: the Merchant
@@ -219,6 +228,10 @@ type merchantExtras struct {
 	keys      []*keyRecord      // live configured and created keys, oldest first
 	revoked   [][32]byte        // open mode: digests that must stay unknown, oldest first
 	endpoints []*endpointRecord // configured endpoints, then added ones
+	// lastAdded, on a shared store, are the enabled added endpoints read
+	// at the merchant's last event: what its next one goes to should the
+	// store not answer.
+	lastAdded []WebhookEndpoint
 }
 
 // keyRecord is one configured or created key.
@@ -242,6 +255,15 @@ type Merchants struct {
 	list         []*Merchant       // configured, in order; never changes
 	defaults     []*endpointRecord // DefaultWebhooks with their ids; never changes
 	sandboxAccts []Account         // shared by every open-mode merchant, never written
+	// store, when not nil, holds created keys, revocations, open-mode
+	// merchants and added endpoints for every replica; only configured
+	// keys (in keys) and configured and default endpoints stay here.
+	store MerchantStore
+	log   *slog.Logger
+	// revokedRead is when configured keys revoked on other replicas were
+	// last read (Unix ns); refreshing is set while a read runs.
+	revokedRead atomic.Int64
+	refreshing  atomic.Bool
 
 	mu   sync.RWMutex
 	keys map[[32]byte]*keyRecord // configured and created keys
@@ -276,7 +298,25 @@ func NewMerchantsFromConfig(cfg MerchantsConfig) (*Merchants, error) {
 	if maxM == 0 {
 		maxM = DefaultMaxMerchants
 	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	// On a shared store configured ids must be the same on every replica,
+	// which draws from ids would not be without a seed.
+	keyID := func(merchant string, i int) string { return ids.New(keyIDPrefix) }
+	endpointID := func(merchant string, i int) string { return ids.New(endpointIDPrefix) }
+	if cfg.Store != nil {
+		keyID = func(merchant string, i int) string {
+			return sharedID(keyIDPrefix, "config key", merchant, strconv.Itoa(i))
+		}
+		endpointID = func(merchant string, i int) string {
+			return sharedID(endpointIDPrefix, "config endpoint", merchant, strconv.Itoa(i))
+		}
+	}
 	ms := &Merchants{
+		store:        cfg.Store,
+		log:          logger,
 		open:         len(cfg.Merchants) == 0,
 		maxMerchants: maxM,
 		now:          now,
@@ -335,18 +375,18 @@ func NewMerchantsFromConfig(cfg MerchantsConfig) (*Merchants, error) {
 		e.Accounts = append([]Account(nil), m.Accounts...)
 		e.Webhooks = append([]WebhookEndpoint(nil), m.Webhooks...)
 		e.lastUsed.Store(at.UnixNano())
-		for _, key := range e.APIKeys {
+		for k, key := range e.APIKeys {
 			h := sha256.Sum256([]byte(key))
 			if _, dup := ms.keys[h]; dup {
 				continue // the same key twice in one merchant is reported above
 			}
-			r := &keyRecord{id: ids.New(keyIDPrefix), key: []byte(key), masked: MaskKey(key),
+			r := &keyRecord{id: keyID(e.ID, k), key: []byte(key), masked: MaskKey(key),
 				source: KeyFromConfig, created: at, owner: e}
 			ms.keys[h] = r
 			e.ext.keys = append(e.ext.keys, r)
 		}
 		for j := range e.Webhooks {
-			r := &endpointRecord{id: ids.New(endpointIDPrefix), url: e.Webhooks[j].URL, secret: e.Webhooks[j].Secret,
+			r := &endpointRecord{id: endpointID(e.ID, j), url: e.Webhooks[j].URL, secret: e.Webhooks[j].Secret,
 				source: EndpointFromConfig, created: at}
 			e.Webhooks[j].ID = r.id
 			e.ext.endpoints = append(e.ext.endpoints, r)
@@ -357,9 +397,22 @@ func NewMerchantsFromConfig(cfg MerchantsConfig) (*Merchants, error) {
 	if len(vs) > 0 {
 		return nil, Invalid(vs...)
 	}
-	for _, w := range cfg.DefaultWebhooks {
-		ms.defaults = append(ms.defaults, &endpointRecord{id: ids.New(endpointIDPrefix), url: w.URL, secret: w.Secret,
+	for i, w := range cfg.DefaultWebhooks {
+		id := ids.New(endpointIDPrefix)
+		if cfg.Store != nil {
+			id = sharedID(endpointIDPrefix, "default endpoint", strconv.Itoa(i))
+		}
+		ms.defaults = append(ms.defaults, &endpointRecord{id: id, url: w.URL, secret: w.Secret,
 			source: EndpointDefault, created: at})
+	}
+	if cfg.Store != nil && len(ms.list) > 0 {
+		// A configured key revoked on any replica, before this one
+		// started, is refused from the first request on.
+		ctx, cancel := storeCtx()
+		defer cancel()
+		if err := ms.refreshRevoked(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return ms, nil
 }
@@ -370,18 +423,24 @@ func (ms *Merchants) Open() bool { return ms.open }
 // Configured returns the configured merchants (none in open mode).
 func (ms *Merchants) Configured() []*Merchant { return ms.list }
 
-// ByID returns a merchant by its id (for pages, which carry no key).
+// ByID returns a merchant by its id (for pages, which carry no key). On a
+// shared store it finds an open-mode merchant this replica has not seen
+// there; a store that cannot be read is logged and reads as not found.
 func (ms *Merchants) ByID(id string) (*Merchant, bool) {
 	ms.mu.RLock()
-	defer ms.mu.RUnlock()
 	e, ok := ms.byID[id]
+	ms.mu.RUnlock()
 	if !ok {
+		if ms.store != nil {
+			return ms.byIDShared(id)
+		}
 		return nil, false
 	}
 	return &e.Merchant, true
 }
 
-// OpenCount is the number of open-mode merchants held now.
+// OpenCount is the number of open-mode merchants held now (by this
+// replica, on a shared store).
 func (ms *Merchants) OpenCount() int {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
@@ -405,6 +464,11 @@ var ErrMerchantLimit = errors.New("merchant limit reached")
 // time, so response timing says nothing about how much of a guessed key
 // was right. A known key takes a read lock and an atomic store, and
 // allocates nothing.
+//
+// On a shared store a configured key is still found in memory, without
+// asking the store; any other key is looked up in the store on every call,
+// so that a key created or revoked on another replica counts here at once.
+// A store that cannot be reached is an error wrapping ErrUnavailable.
 func (ms *Merchants) Authenticate(key string) (*Merchant, error) {
 	if !WellFormedKey(key) {
 		return nil, ErrMalformedKey
@@ -413,6 +477,15 @@ func (ms *Merchants) Authenticate(key string) (*Merchant, error) {
 	ms.mu.RLock()
 	r := ms.keys[h]
 	var e *merchantEntry
+	if r == nil && ms.store != nil {
+		ms.mu.RUnlock()
+		e, err := ms.authenticateShared(h, key)
+		if err != nil {
+			return nil, err
+		}
+		e.lastUsed.Store(ms.now().UnixNano())
+		return &e.Merchant, nil
+	}
 	if r == nil && ms.open {
 		e = ms.token(h)
 		if e == nil && ms.revoked[h] != nil {
@@ -428,6 +501,9 @@ func (ms *Merchants) Authenticate(key string) (*Merchant, error) {
 			return nil, ErrUnknownKey
 		}
 		e = r.owner
+		if ms.store != nil {
+			ms.maybeRefreshRevoked()
+		}
 	case e != nil:
 		// An open-mode token: its digest is the whole of what is kept.
 	case !ms.open:
@@ -509,6 +585,12 @@ func (ms *Merchants) addOpen(h [32]byte, key string) (*merchantEntry, error) {
 // A token of a forgotten merchant that comes back is a new merchant with
 // the same id (the id is derived from the token); the caller drops the
 // old data before that can matter, as it runs right after Forget.
+//
+// On a shared store Forget drops only this replica's copy of a merchant:
+// its token, created keys, revocations and added endpoints stay in the
+// store for the other replicas, and its token coming back here is the same
+// merchant again, with all of them. The caller must likewise keep what
+// the store shares (payments, clocks).
 func (ms *Merchants) Forget(now time.Time, idle time.Duration, busy func(merchantID string) bool) []string {
 	if !ms.open {
 		return nil

@@ -613,15 +613,15 @@ func TestMerchants_ForgetRemovesIdleOpenMerchants(t *testing.T) {
 	if got := ms.OpenCount(); got != 2 {
 		t.Errorf("OpenCount() = %d after forgetting one of three", got)
 	}
-	if ms.Keys(idle.ID) != nil || ms.Endpoints(idle.ID) != nil || ms.Deliverable(idle.ID) != nil {
+	if keysOf(t, ms, idle.ID) != nil || endpointsOf(t, ms, idle.ID) != nil || ms.Deliverable(idle.ID) != nil {
 		t.Error("a forgotten merchant still has keys or endpoints")
 	}
 	// Its token comes back as a new, empty merchant, in the room the old
 	// one left; its created key went with it, so in open mode that key
 	// would be one more new merchant, past the cap.
 	back := mustAuth(t, ms, "sk_idle")
-	if back == idle || len(ms.Keys(back.ID)) != 1 || len(ms.Endpoints(back.ID)) != 0 {
-		t.Errorf("the returning token got the old merchant or its keys and endpoints: %v", ms.Keys(back.ID))
+	if back == idle || len(keysOf(t, ms, back.ID)) != 1 || len(endpointsOf(t, ms, back.ID)) != 0 {
+		t.Errorf("the returning token got the old merchant or its keys and endpoints: %v", keysOf(t, ms, back.ID))
 	}
 	if _, err := ms.Authenticate(idleKey.Key); !errors.Is(err, ErrMerchantLimit) {
 		t.Errorf("created key of a forgotten merchant: %v, want ErrMerchantLimit (a new merchant past the cap)", err)
@@ -698,7 +698,7 @@ func TestMerchants_ConcurrentUseIsSafe(t *testing.T) {
 				t.Errorf("revoked key: %v", err)
 				return
 			}
-			_ = ms.Keys(owner.ID)
+			_ = keysOf(t, ms, owner.ID)
 		}
 	})
 	wg.Go(func() {

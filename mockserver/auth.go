@@ -23,10 +23,13 @@ func authenticate(ms Authenticator, header string) (*paymock.Merchant, error) {
 	return ms.Authenticate(strings.TrimSpace(token))
 }
 
-// authFailure is the answer to a failed bearer check: a 401, or a 429
-// when open mode has as many merchants as it may hold.
+// authFailure is the answer to a failed bearer check: a 401, a 429 when
+// open mode has as many merchants as it may hold, or the 503 of a shared
+// store that cannot be reached to look the key up (the key may be good).
 func authFailure(err error) error {
 	switch {
+	case errors.Is(err, paymock.ErrUnavailable):
+		return err
 	case errors.Is(err, errNoKey):
 		return &paymock.Error{Type: paymock.Authentication, Code: "api_key_missing",
 			Message: "no API key given: send it as Authorization: Bearer <API_KEY>"}

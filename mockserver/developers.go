@@ -16,13 +16,14 @@ import (
 )
 
 // Developers holds the keys and webhook endpoints merchants make at run
-// time (implemented by *paymock.Merchants).
+// time (implemented by *paymock.Merchants). On a shared store any method
+// may fail with an error wrapping paymock.ErrUnavailable: a 503.
 type Developers interface {
 	CreateKey(merchantID string) (paymock.NewKey, error)
-	Keys(merchantID string) []paymock.APIKey
+	Keys(merchantID string) ([]paymock.APIKey, error)
 	RevokeKey(merchantID, keyID string) error
 	AddEndpoint(merchantID, url string) (paymock.Endpoint, error)
-	Endpoints(merchantID string) []paymock.Endpoint
+	Endpoints(merchantID string) ([]paymock.Endpoint, error)
 	Endpoint(merchantID, endpointID string) (paymock.Endpoint, error)
 	DeleteEndpoint(merchantID, endpointID string) error
 }
@@ -51,7 +52,10 @@ func formatTime(t time.Time) string {
 
 // listAPIKeys handles GET /_sandbox/api-keys.
 func (s *Server) listAPIKeys(c *echo.Context) error {
-	keys := s.developers.Keys(merchantOf(c).ID)
+	keys, err := s.developers.Keys(merchantOf(c).ID)
+	if err != nil {
+		return err
+	}
 	items := make([]apiKeyJSON, len(keys))
 	for i, k := range keys {
 		items[i] = keyJSON(k)
@@ -101,7 +105,10 @@ func toEndpointJSON(e paymock.Endpoint) endpointJSON {
 // listWebhookEndpoints handles GET /_sandbox/webhook-endpoints: the
 // merchant's endpoints, configured ones read-only.
 func (s *Server) listWebhookEndpoints(c *echo.Context) error {
-	eps := s.developers.Endpoints(merchantOf(c).ID)
+	eps, err := s.developers.Endpoints(merchantOf(c).ID)
+	if err != nil {
+		return err
+	}
 	items := make([]endpointJSON, len(eps))
 	for i, e := range eps {
 		items[i] = toEndpointJSON(e)

@@ -69,7 +69,10 @@ func deliveryView(d webhooks.DeliveryRecord) dashboard.Delivery {
 type keysView struct{ dashboardParts }
 
 func (v keysView) ListKeys(_ context.Context, m *paymock.Merchant) ([]dashboard.APIKey, error) {
-	keys := v.merchants.Keys(m.ID)
+	keys, err := v.merchants.Keys(m.ID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]dashboard.APIKey, len(keys))
 	for i, k := range keys {
 		out[i] = keyView(k)
@@ -97,7 +100,10 @@ func (v keysView) RevokeKey(_ context.Context, m *paymock.Merchant, id string) e
 type endpointsView struct{ dashboardParts }
 
 func (v endpointsView) ListEndpoints(_ context.Context, m *paymock.Merchant) ([]dashboard.Endpoint, error) {
-	eps := v.merchants.Endpoints(m.ID)
+	eps, err := v.merchants.Endpoints(m.ID)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]dashboard.Endpoint, len(eps))
 	for i, e := range eps {
 		out[i] = dashboard.Endpoint{ID: e.ID, URL: e.URL, Disabled: e.Disabled, ReadOnly: e.ReadOnly(), Created: e.Created}
