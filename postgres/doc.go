@@ -57,6 +57,45 @@
 // A schedule of other work (Schedule, ClaimDue, ClaimMerchantDue, Done)
 // is there too, claimed the same way; nothing uses it yet.
 //
+// # Keys, endpoints and merchants
+//
+// *Store implements paymock.MerchantStore, where paymock.Merchants keeps
+// what merchants make at run time, so that any replica serves it at once.
+// API keys created at run time, and in open mode the token that made each
+// merchant, are rows of api_keys keyed by the SHA-256 digest of the key:
+// the key itself is never stored, only its masked form for listings. A
+// bearer key that is not a configured one is looked up by its digest on
+// every request, with no cache, so a key revoked on one replica is refused
+// by every replica from its next request. A revoked key keeps its row
+// (revoked_at), since in open mode a revoked token must not come back as a
+// new merchant; past 1,000 revoked created keys of one merchant the oldest
+// are dropped. Webhook endpoints added at run time are rows of
+// webhook_endpoints, secret included (deliveries are signed with it), read
+// at each event, so one added, disabled or deleted on any replica counts
+// for the next event whichever replica fires it; should the database not
+// answer then, the endpoints read at the merchant's last event on that
+// replica stand in. The per-merchant limits (100 created keys, 20 added
+// endpoints) hold across replicas: one merchant's adds are serialised by a
+// transaction-scoped advisory lock.
+//
+// Configured merchants, their keys and endpoints and the --webhook-url
+// defaults stay in memory: they come from the configuration, the same on
+// every replica, and their ids are derived from their place in it so that
+// every replica shows the same ones. Authenticating a configured key never
+// touches the database. Revoking one stores its digest as a revoked row;
+// each replica reads those in the background at most once a second, so the
+// others refuse the key within about a second (a replica started later,
+// from its first request), and it stays revoked until the database is
+// reset.
+//
+// An open-mode merchant is its token's row (source 'open'), so a replica
+// that never saw the token finds the merchant by its id (a hosted checkout
+// page, a due payment). Each replica holds the merchants it serves in
+// memory, up to its cap: a token new to the database past the cap is
+// refused, while a merchant the database knows is always served. Forgetting
+// an idle merchant (paymock.Merchants.Forget) drops only that replica's
+// copy; the rows stay for the other replicas, as its payments and clock do.
+//
 // # Fault rules
 //
 // *Store implements faults.RuleStore, so that the replicas share every
