@@ -98,7 +98,9 @@ func (s *Server) reset(c *echo.Context) error {
 		return err
 	}
 	if s.faults != nil {
-		s.faults.Reset(m.ID)
+		if err := s.faults.ResetContext(c.Request().Context(), m.ID); err != nil {
+			return err
+		}
 	}
 	return c.NoContent(http.StatusNoContent)
 }

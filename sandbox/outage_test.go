@@ -1,0 +1,88 @@
+// A database that goes away while serving: every call that needs it is a
+// 503 the contract declares, never a hang or a 500.
+
+package sandbox
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/paymock/paymock/internal/pgtest"
+	"github.com/paymock/paymock/postgres"
+)
+
+func TestOutage_EveryCallThatNeedsTheDatabaseIsA503(t *testing.T) {
+	url := pgtest.URL(t)
+	st, err := postgres.Open(context.Background(), postgres.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	e := newEnv(t, onStore(st), expectingOutage())
+	rule := e.addFault(keyA, map[string]any{"operation": "listPayments", "status": 503})
+	id := e.create(keyA, nil)
+
+	// Cut the database off: no new connections, and the pool's closed.
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := cfg.Database
+	cfg.Database = "postgres"
+	admin, err := pgx.ConnectConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	ident := pgx.Identifier{db}.Sanitize()
+	if _, err := admin.Exec(t.Context(), `ALTER DATABASE `+ident+` WITH ALLOW_CONNECTIONS false`); err != nil {
+		t.Fatal(err)
+	}
+	back := func() {
+		if _, err := admin.Exec(context.Background(), `ALTER DATABASE `+ident+` WITH ALLOW_CONNECTIONS true`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer back()
+	if _, err := admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, db); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, c := range []struct {
+		method, path string
+		body         any
+	}{
+		{"GET", "/api/v1/payments/" + id, nil},
+		{"POST", "/api/v1/payments", validCreate()},
+		{"GET", "/_sandbox/clock", nil},
+		{"POST", "/_sandbox/payments/" + id + "/complete", nil},
+		{"GET", "/_sandbox/events", nil},
+		{"GET", "/_sandbox/requests", nil},
+		{"GET", "/_sandbox/report", nil},
+		{"GET", "/_sandbox/faults", nil},
+		{"POST", "/_sandbox/faults", map[string]any{"status": 500}},
+		{"DELETE", "/_sandbox/faults/" + rule["id"].(string), nil},
+		{"DELETE", "/_sandbox/faults", nil},
+		{"GET", "/_sandbox/api-keys", nil},
+		{"POST", "/_sandbox/api-keys", nil},
+		{"GET", "/_sandbox/webhook-endpoints", nil},
+		{"POST", "/_sandbox/webhook-endpoints", map[string]any{"url": "https://example.com/hook"}},
+		{"POST", "/_sandbox/reset", nil},
+	} {
+		st, body, _ := e.do(c.method, c.path, keyA, c.body)
+		if st != http.StatusServiceUnavailable {
+			t.Errorf("%s %s with the database down: %d %v, want 503", c.method, c.path, st, body)
+		}
+	}
+
+	back()
+	// Back by itself: the pool reconnects on the next call.
+	if st, body, _ := e.do("GET", "/api/v1/payments/"+id, keyA, nil); st != http.StatusOK {
+		t.Errorf("once the database is back: %d %v", st, body)
+	}
+	if evs := e.events(keyA); len(evs) != 0 {
+		t.Errorf("the completion refused during the outage left %d events", len(evs))
+	}
+}
