@@ -306,38 +306,52 @@ func cutOff(t *testing.T, dbURL string) (restore func()) {
 	}
 }
 
-func TestSharedKeys_DatabaseDownIs503ForAKeyTheStoreKeepsThenRecovers(t *testing.T) {
-	envs, dbURL := sharedReplicas(t, 1)
+func TestSharedKeys_DatabaseDownIs503ForKeysAndEndpointsTheStoreKeepsThenRecovers(t *testing.T) {
+	const configured = "sk_test_acme_cfg"
+	envs, dbURL := sharedReplicas(t, 1, paymock.Merchant{Name: "acme", APIKeys: []string{configured}})
 	env := envs[0]
-	_, k, _ := env.do("POST", "/_sandbox/api-keys", keyA, nil)
-	key := k["key"].(string)
+	_, k, _ := env.do("POST", "/_sandbox/api-keys", configured, nil)
+	created := k["key"].(string)
 
-	restore := cutOff(t, dbURL)
-	// A plain client: the validating one fails a test on any 5xx.
-	call := func() (int, map[string]any) {
-		req := env.request("GET", "/api/v1/payments", key, nil)
-		resp, err := http.DefaultClient.Do(req)
+	// A plain client: the validating one fails a test on any 5xx. The
+	// server still checks its answers against the contract.
+	call := func(method, path, key string, body any) (int, map[string]any) {
+		resp, err := http.DefaultClient.Do(env.request(method, path, key, body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var body map[string]any
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		return resp.StatusCode, body
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
 	}
-	start := time.Now()
-	st, body := call()
-	if e, _ := body["error"].(map[string]any); st != http.StatusServiceUnavailable || e["code"] != "store_unavailable" {
-		t.Errorf("a created key with the database down: %d %v; want 503 store_unavailable", st, body)
-	}
-	if took := time.Since(start); took > 8*time.Second {
-		t.Errorf("failing took %s", took)
+	restore := cutOff(t, dbURL)
+	for _, tc := range []struct {
+		name, method, path, key string
+		body                    any
+	}{
+		{"a created key on the service API", "GET", "/api/v1/payments", created, nil},
+		{"a created key on the control API", "GET", "/_sandbox/clock", created, nil},
+		{"listing keys", "GET", "/_sandbox/api-keys", configured, nil},
+		{"creating a key", "POST", "/_sandbox/api-keys", configured, nil},
+		{"listing endpoints", "GET", "/_sandbox/webhook-endpoints", configured, nil},
+		{"adding an endpoint", "POST", "/_sandbox/webhook-endpoints", configured, map[string]any{"url": "https://h.example/in"}},
+	} {
+		start := time.Now()
+		st, body := call(tc.method, tc.path, tc.key, tc.body)
+		if e, _ := body["error"].(map[string]any); st != http.StatusServiceUnavailable || e["code"] != "store_unavailable" {
+			t.Errorf("%s with the database down: %d %v; want 503 store_unavailable", tc.name, st, body)
+		}
+		if took := time.Since(start); took > 8*time.Second {
+			t.Errorf("%s took %s to fail", tc.name, took)
+		}
 	}
 
 	restore()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if st, _ := call(); st == http.StatusOK {
+		st, _ := call("GET", "/api/v1/payments", created, nil)
+		if st == http.StatusOK {
 			break
 		}
 		if time.Now().After(deadline) {
