@@ -155,7 +155,7 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	mercCfg := paymock.MerchantsConfig{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
-		IDs: derivedIDs(cfg.Seed, 1),
+		IDs: derivedIDs(cfg.Seed, 1), Logger: logger,
 	}
 	shareMerchants(store, &mercCfg)
 	merchants, err := paymock.NewMerchantsFromConfig(mercCfg)
