@@ -59,11 +59,12 @@ else
 	pg() { local p=$1; shift; "$pgbin/$p" "$@"; }
 fi
 
-# port finds a free loopback port.
+# port finds a free loopback port, below Linux's ephemeral range (32768
+# and up), where the load's own outgoing connections would take it.
 port() {
 	local p
 	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((20000 + RANDOM % 12000))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return
@@ -123,20 +124,29 @@ newdb() {
 
 # serve starts a paymock on a free port with the given flags (default
 # otherwise: open mode, the journal at its default size) and sets addr once
-# it answers /healthz. Not in a subshell: pids must keep it.
+# it answers /healthz. Not in a subshell: pids must keep it. Another
+# process can take the port between port and the bind: then it tries
+# another.
 serve() {
-	local log pid
-	addr=127.0.0.1:$(port)
-	log=$work/paymock-${#pids[@]}.log
-	"$work/paymock" --addr "$addr" "${flags[@]}" "$@" >"$log" 2>&1 &
-	pid=$!
-	pids+=("$pid")
-	for _ in $(seq 600); do # up to 30 s: migrations run at start
-		if curl -fsS "http://$addr/healthz" >/dev/null 2>&1; then
-			return
+	local log pid attempt
+	for attempt in 1 2 3; do
+		addr=127.0.0.1:$(port)
+		log=$work/paymock-${#pids[@]}.log
+		"$work/paymock" --addr "$addr" "${flags[@]}" "$@" >"$log" 2>&1 &
+		pid=$!
+		pids+=("$pid")
+		for _ in $(seq 600); do # up to 30 s: migrations run at start
+			if curl -fsS "http://$addr/healthz" >/dev/null 2>&1; then
+				return
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.05
+		done
+		if kill -0 "$pid" 2>/dev/null || ! grep -q 'address already in use' "$log" || [ "$attempt" = 3 ]; then
+			break
 		fi
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
+		wait "$pid" || true
+		unset 'pids[-1]'
 	done
 	echo "paymock did not start:" >&2
 	cat "$log" >&2
