@@ -14,6 +14,12 @@
 // JavaScript. Sessions live in memory, keyed by a digest of their cookie;
 // every form carries the session's CSRF token; every state change is a POST
 // answered with a 303 (post, redirect, get).
+//
+// Any call may fail with an error wrapping paymock.ErrUnavailable when the
+// sandbox's database cannot be reached. That is an outage, not a refusal:
+// the page or form answers 503 and says to try again shortly, a session
+// is kept (not taken for one whose key was revoked), and it works again
+// once the database is back.
 package dashboard
 
 import (
@@ -38,7 +44,8 @@ const Prefix = "/dashboard"
 
 // Authenticator tells whose an API key is (*paymock.Merchants implements
 // it). It is asked again on every request of a session, so a key revoked
-// since sign-in ends the sessions it opened at once.
+// since sign-in ends the sessions it opened at once. An error wrapping
+// paymock.ErrUnavailable says nothing of the key: the session is kept.
 type Authenticator interface {
 	Authenticate(key string) (*paymock.Merchant, error)
 }

@@ -49,6 +49,33 @@ type fakeSandbox struct {
 	reports   map[string]dashboard.Report
 	seq       int
 	open      bool // any well-formed key is a merchant of its own
+	down      bool // the database cannot be reached: see setDown
+}
+
+// setDown cuts the sandbox's database off, or brings it back. While it is
+// down every call that reads or writes it fails with an error wrapping
+// paymock.ErrUnavailable, as package postgres's do. So does Authenticate,
+// for every key but a configured one: paymock.Merchants on a shared store
+// finds configured keys in memory and looks every other key up in the
+// database.
+func (f *fakeSandbox) setDown(down bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.down = down
+}
+
+// reachableLocked is the error of a call that needs the database.
+func (f *fakeSandbox) reachableLocked() error {
+	if f.down {
+		return fmt.Errorf("fake database: %w: connection refused", paymock.ErrUnavailable)
+	}
+	return nil
+}
+
+func (f *fakeSandbox) reachable() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reachableLocked()
 }
 
 type fakeKey struct {
@@ -98,6 +125,11 @@ func (f *fakeSandbox) Authenticate(key string) (*paymock.Merchant, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k, ok := f.keys[key]
+	if !ok || k.source != "config" {
+		if err := f.reachableLocked(); err != nil {
+			return nil, err
+		}
+	}
 	if !ok && f.open {
 		id := "open_" + key[:4]
 		f.merchants[id] = &paymock.Merchant{ID: id, Name: id}
@@ -111,10 +143,16 @@ func (f *fakeSandbox) Authenticate(key string) (*paymock.Merchant, error) {
 }
 
 func (f *fakeSandbox) Get(ctx context.Context, merchantID, id string) (paymock.Payment, error) {
+	if err := f.reachable(); err != nil {
+		return paymock.Payment{}, err
+	}
 	return f.store.Get(ctx, merchantID, id)
 }
 
 func (f *fakeSandbox) List(ctx context.Context, merchantID string, offset, limit int) ([]paymock.Payment, int, error) {
+	if err := f.reachable(); err != nil {
+		return nil, 0, err
+	}
 	return f.store.List(ctx, merchantID, offset, limit)
 }
 
@@ -130,6 +168,9 @@ func (f *fakeSandbox) now(merchantID string) time.Time {
 func (f *fakeSandbox) Act(ctx context.Context, m *paymock.Merchant, id string, to paymock.Status) (paymock.Payment, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return paymock.Payment{}, err
+	}
 	return f.transitionLocked(ctx, m, id, to)
 }
 
@@ -180,6 +221,9 @@ func (f *fakeSandbox) Mode() string { return "frozen" }
 func (f *fakeSandbox) Advance(ctx context.Context, m *paymock.Merchant, d time.Duration) (time.Time, int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return time.Time{}, 0, err
+	}
 	now := f.now(m.ID).Add(d)
 	f.clocks[m.ID] = now
 	ps, _, err := f.store.List(ctx, m.ID, 0, 1<<30)
@@ -201,6 +245,9 @@ func (f *fakeSandbox) Advance(ctx context.Context, m *paymock.Merchant, d time.D
 func (f *fakeSandbox) PaymentEvents(_ context.Context, m *paymock.Merchant, paymentID string) ([]dashboard.Event, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return nil, err
+	}
 	var out []dashboard.Event
 	for _, e := range f.events {
 		if e.merchantID == m.ID && e.PaymentID == paymentID {
@@ -213,6 +260,9 @@ func (f *fakeSandbox) PaymentEvents(_ context.Context, m *paymock.Merchant, paym
 func (f *fakeSandbox) Redeliver(_ context.Context, m *paymock.Merchant, eventID string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return err
+	}
 	for _, e := range f.events {
 		if e.merchantID == m.ID && e.ID == eventID {
 			round := 1
@@ -233,6 +283,9 @@ func (f *fakeSandbox) Redeliver(_ context.Context, m *paymock.Merchant, eventID 
 func (f *fakeSandbox) ListKeys(_ context.Context, m *paymock.Merchant) ([]dashboard.APIKey, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return nil, err
+	}
 	var out []dashboard.APIKey
 	for _, k := range f.keys {
 		if k.merchantID == m.ID && !k.revoked {
@@ -245,6 +298,9 @@ func (f *fakeSandbox) ListKeys(_ context.Context, m *paymock.Merchant) ([]dashbo
 func (f *fakeSandbox) CreateKey(_ context.Context, m *paymock.Merchant) (dashboard.APIKey, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return dashboard.APIKey{}, "", err
+	}
 	id := f.next("ak")
 	key := "sk_test_" + strings.ReplaceAll(f.next("new"), "_", "x")
 	f.keys[key] = &fakeKey{id: id, key: key, merchantID: m.ID, source: "created", created: f.now(m.ID)}
@@ -254,6 +310,9 @@ func (f *fakeSandbox) CreateKey(_ context.Context, m *paymock.Merchant) (dashboa
 func (f *fakeSandbox) RevokeKey(_ context.Context, m *paymock.Merchant, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return err
+	}
 	for _, k := range f.keys {
 		if k.id == id && k.merchantID == m.ID && !k.revoked {
 			k.revoked = true
@@ -264,6 +323,9 @@ func (f *fakeSandbox) RevokeKey(_ context.Context, m *paymock.Merchant, id strin
 }
 
 func (f *fakeSandbox) endpointLocked(m *paymock.Merchant, id string) (*fakeEndpoint, error) {
+	if err := f.reachableLocked(); err != nil {
+		return nil, err
+	}
 	for _, ep := range f.endpoints {
 		if ep.ID == id && ep.merchantID == m.ID && !ep.deleted {
 			return ep, nil
@@ -275,6 +337,9 @@ func (f *fakeSandbox) endpointLocked(m *paymock.Merchant, id string) (*fakeEndpo
 func (f *fakeSandbox) ListEndpoints(_ context.Context, m *paymock.Merchant) ([]dashboard.Endpoint, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return nil, err
+	}
 	var out []dashboard.Endpoint
 	for _, ep := range f.endpoints {
 		if ep.merchantID == m.ID && !ep.deleted {
@@ -287,6 +352,9 @@ func (f *fakeSandbox) ListEndpoints(_ context.Context, m *paymock.Merchant) ([]d
 func (f *fakeSandbox) AddEndpoint(_ context.Context, m *paymock.Merchant, u string) (dashboard.Endpoint, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return dashboard.Endpoint{}, err
+	}
 	ep := &fakeEndpoint{merchantID: m.ID, secret: "whsec_" + strings.Repeat("c2VjcmV0", 4) + fmt.Sprint(f.seq),
 		Endpoint: dashboard.Endpoint{ID: f.next("we"), URL: u, Created: f.now(m.ID)}}
 	f.endpoints = append(f.endpoints, ep)
@@ -386,6 +454,9 @@ func (f *fakeSandbox) EndpointDeliveries(_ context.Context, m *paymock.Merchant,
 func (f *fakeSandbox) Requests(_ context.Context, m *paymock.Merchant, onlyViolations bool, offset, limit int) ([]dashboard.Request, int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return nil, 0, err
+	}
 	var match []dashboard.Request
 	for _, r := range f.requests[m.ID] {
 		if !onlyViolations || len(r.Violations) > 0 {
@@ -402,6 +473,9 @@ func (f *fakeSandbox) Requests(_ context.Context, m *paymock.Merchant, onlyViola
 func (f *fakeSandbox) Report(_ context.Context, m *paymock.Merchant) (dashboard.Report, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := f.reachableLocked(); err != nil {
+		return dashboard.Report{}, err
+	}
 	return f.reports[m.ID], nil
 }
 

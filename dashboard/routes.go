@@ -51,34 +51,70 @@ func (v *visit) view(title, section string) view {
 	return view{Title: title, Section: section, Merchant: v.m.Name, MerchantID: v.m.ID, CSRF: v.s.csrf, Flash: v.notes.Flash}
 }
 
-// visitOf finds the browser's session. stale reports a cookie that named a
-// session which has ended: expired, signed out, or its key revoked.
-func (d *Dashboard) visitOf(r *http.Request) (v *visit, stale bool) {
+// absence says why a request has no visit.
+type absence int
+
+const (
+	// signedOut: the browser sent no session cookie.
+	signedOut absence = iota
+	// ended: the cookie named a session that has ended (expired, signed
+	// out, or its key no longer signs in); the cookie is to be cleared.
+	ended
+	// unreachable: the database that holds the session's key cannot be
+	// reached, so whether the key still signs in is unknown. The session
+	// is kept, and works again once the database is back.
+	unreachable
+)
+
+// Outage messages: what a person sees while the sandbox's database cannot
+// be reached. The session and its cookie are kept.
+const (
+	outagePage   = "The sandbox's database cannot be reached, so this page cannot be shown now. Try again shortly."
+	outageAction = "The sandbox's database cannot be reached, so nothing was changed. Try again shortly."
+	outageSignIn = "The sandbox's database cannot be reached, so the key could not be checked. Try again shortly."
+	// outageSession is the sign-in page asked for by a browser whose
+	// session could not be checked.
+	outageSession = "The sandbox's database cannot be reached, so your session cannot be checked now. You are still signed in: try again shortly."
+)
+
+// visitOf finds the browser's session and asks again whose its key is.
+// Without a visit, why says what stands in the way.
+func (d *Dashboard) visitOf(r *http.Request) (v *visit, why absence) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
-		return nil, false
+		return nil, signedOut
 	}
 	s, ok := d.sessions.use(c.Value, d.now())
 	if !ok {
-		return nil, true
+		return nil, ended
 	}
 	m, err := d.cfg.Auth.Authenticate(s.key)
+	if errors.Is(err, paymock.ErrUnavailable) {
+		// An outage is not a revocation: ending the session would sign
+		// every browser out for as long as the database is away.
+		d.log.WarnContext(r.Context(), "dashboard session kept: the database cannot be reached to check its api key", "merchant", s.merchantID, "error", err)
+		return nil, unreachable
+	}
 	if err != nil || m == nil || m.ID != s.merchantID {
 		d.sessions.end(c.Value)
 		d.log.InfoContext(r.Context(), "dashboard session ended: its api key no longer signs in", "merchant", s.merchantID)
-		return nil, true
+		return nil, ended
 	}
-	return &visit{token: c.Value, s: s, m: m}, false
+	return &visit{token: c.Value, s: s, m: m}, signedOut
 }
 
 // page wraps a handler that shows a page: a browser that is not signed in
 // is sent to the sign-in form, and comes back here after it.
 func (d *Dashboard) page(fn func(http.ResponseWriter, *http.Request, *visit)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, stale := d.visitOf(r)
+		v, why := d.visitOf(r)
 		if v == nil {
+			if why == unreachable {
+				d.unavailable(w, r, nil, outagePage)
+				return
+			}
 			q := url.Values{"next": {r.URL.RequestURI()}}
-			if stale {
+			if why == ended {
 				http.SetCookie(w, d.cookie(sessionCookie, "", -1))
 				q.Set("ended", "1")
 			}
@@ -96,10 +132,14 @@ func (d *Dashboard) page(fn func(http.ResponseWriter, *http.Request, *visit)) ht
 func (d *Dashboard) action(fn func(http.ResponseWriter, *http.Request, *visit)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-		v, stale := d.visitOf(r)
+		v, why := d.visitOf(r)
 		if v == nil {
+			if why == unreachable {
+				d.unavailable(w, r, nil, outageAction)
+				return
+			}
 			msg := "You are not signed in, so nothing was changed. Sign in and try again."
-			if stale {
+			if why == ended {
 				http.SetCookie(w, d.cookie(sessionCookie, "", -1))
 				msg = "Your session has ended, so nothing was changed. Sign in again and repeat what you were doing."
 			}
@@ -160,8 +200,13 @@ type signInData struct {
 // handleHome handles GET /dashboard: the payments for a signed-in browser,
 // the sign-in form for any other.
 func (d *Dashboard) handleHome(w http.ResponseWriter, r *http.Request) {
-	if v, _ := d.visitOf(r); v != nil {
+	v, why := d.visitOf(r)
+	if v != nil {
 		http.Redirect(w, r, Prefix+"/payments", http.StatusSeeOther)
+		return
+	}
+	if why == unreachable {
+		d.unavailable(w, r, nil, outagePage)
 		return
 	}
 	d.showSignIn(w, r, http.StatusOK, "", "")
@@ -170,11 +215,19 @@ func (d *Dashboard) handleHome(w http.ResponseWriter, r *http.Request) {
 // handleSignInPage handles GET /dashboard/sign-in.
 func (d *Dashboard) handleSignInPage(w http.ResponseWriter, r *http.Request) {
 	next := localPath(r.URL.Query().Get("next"))
-	if v, _ := d.visitOf(r); v != nil {
+	v, why := d.visitOf(r)
+	if v != nil {
 		if next == "" {
 			next = Prefix + "/payments"
 		}
 		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	if why == unreachable {
+		// The session is kept: once the database is back the page asked
+		// for opens without signing in again. The form stays, for a
+		// configured key, which is checked without the database.
+		d.showSignIn(w, r, http.StatusServiceUnavailable, outageSession, next)
 		return
 	}
 	msg := ""
@@ -218,6 +271,13 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	key := strings.TrimSpace(r.PostForm.Get("api_key"))
 	m, err := d.cfg.Auth.Authenticate(key)
+	if errors.Is(err, paymock.ErrUnavailable) {
+		// The key may well be good: say so, rather than that it was
+		// refused, and keep the form's cookie for another try.
+		d.log.WarnContext(r.Context(), "dashboard sign-in not checked: the database cannot be reached", "error", err)
+		d.showSignIn(w, r, http.StatusServiceUnavailable, outageSignIn, next)
+		return
+	}
 	if err != nil || m == nil {
 		d.log.InfoContext(r.Context(), "dashboard sign-in refused")
 		d.showSignIn(w, r, http.StatusUnauthorized, "That API key was not accepted. Check it and try again.", next)
@@ -249,6 +309,9 @@ type messageData struct {
 	Code    int
 	Heading string
 	Message string
+	// Retry is the page to ask for again, offered when waiting may be
+	// all it takes; "" for none.
+	Retry string
 }
 
 // message shows a page that only says something: a refusal, a missing id.
@@ -258,6 +321,25 @@ func (d *Dashboard) message(w http.ResponseWriter, r *http.Request, v *visit, st
 	d.render(w, r, status, "message", pv)
 }
 
+// unavailable answers a request that an outage of the database stopped:
+// a 503 that says waiting is the remedy, and no change to the session or
+// its cookie. v is nil when the outage came before any merchant could be
+// read: the page then has no navigation. A page offers to be asked for
+// again; a post does not (the browser would send the form again).
+func (d *Dashboard) unavailable(w http.ResponseWriter, r *http.Request, v *visit, msg string) {
+	const heading = "Database unreachable"
+	pv := view{Title: heading}
+	if v != nil {
+		pv = v.view(heading, "")
+	}
+	data := messageData{Code: http.StatusServiceUnavailable, Heading: heading, Message: msg}
+	if r.Method == http.MethodGet {
+		data.Retry = localPath(r.URL.RequestURI())
+	}
+	pv.Data = data
+	d.render(w, r, http.StatusServiceUnavailable, "message", pv)
+}
+
 func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, v *visit, msg string) {
 	d.message(w, r, v, http.StatusNotFound, "Not found", msg)
 }
@@ -265,6 +347,9 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, v *visit, m
 // isNotFound reports an id that is unknown, or another merchant's: the two
 // are the same answer everywhere.
 func isNotFound(err error) bool {
+	if errors.Is(err, paymock.ErrUnavailable) {
+		return false // whether it exists is unknown
+	}
 	if errors.Is(err, paymock.ErrNotFound) {
 		return true
 	}
@@ -273,8 +358,11 @@ func isNotFound(err error) bool {
 }
 
 // refusal is the HTTP status and message of an error the merchant can act
-// on; ok is false for anything else, which is a bug to log.
+// on; ok is false for anything else: an outage, or a bug to log.
 func refusal(err error) (status int, msg string, ok bool) {
+	if errors.Is(err, paymock.ErrUnavailable) {
+		return 0, "", false
+	}
 	de, ok := paymock.AsError(err)
 	if !ok {
 		return 0, "", false
@@ -292,7 +380,14 @@ func refusal(err error) (status int, msg string, ok bool) {
 
 // failed answers an error of a call to the sandbox that is neither a
 // missing id nor a refusal: the person is told, the log gets the details.
+// A database that cannot be reached is a 503 that says so (waiting is the
+// remedy); anything else is a paymock bug.
 func (d *Dashboard) failed(ctx context.Context, w http.ResponseWriter, r *http.Request, v *visit, what string, err error) {
+	if errors.Is(err, paymock.ErrUnavailable) {
+		d.log.WarnContext(ctx, "dashboard: "+what+": the database cannot be reached", "merchant", v.m.ID, "error", err)
+		d.unavailable(w, r, v, "The sandbox's database cannot be reached, so paymock could not "+what+". Try again shortly.")
+		return
+	}
 	d.log.ErrorContext(ctx, "dashboard: "+what, "merchant", v.m.ID, "error", err)
 	d.message(w, r, v, http.StatusInternalServerError, "Something went wrong",
 		"paymock could not "+what+". This is a paymock bug; the server log has the details.")
