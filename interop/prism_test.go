@@ -27,6 +27,21 @@ func startPrism(t *testing.T, args ...string) (string, *process) {
 // the request with an error, and without it logs a warning per violation.
 var prismViolation = regexp.MustCompile(`(?i)violation|Request terminated with error`)
 
+// violations are the lines of Prism's log that report a violation. A
+// request Prism ends itself for want of a token (errors#UNAUTHORIZED: its
+// own security check, which --validate-request=false leaves on) is not
+// one: paymock never saw it. Prism logs that line after answering, so
+// whether a test sees it was a race.
+func violations(log string) []string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if prismViolation.MatchString(line) && !strings.Contains(line, "errors#UNAUTHORIZED") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
 // proxied is one exchange through Prism's proxy.
 type proxied struct {
 	t     *testing.T
@@ -92,7 +107,7 @@ func TestPrismProxy_SeesNoViolationInAWholeSession(t *testing.T) {
 			}
 			p.call("GET", "/api/v1/payments?per_page=100", nil, 200)
 
-			if bad := prismViolation.FindAllString(prism.logs.String(), -1); len(bad) > 0 {
+			if bad := violations(prism.logs.String()); len(bad) > 0 {
 				t.Errorf("Prism's log reports %d violations:\n%s", len(bad), prism.logs.String())
 			}
 		})
@@ -111,7 +126,7 @@ func TestPrismProxy_SeesNoViolationInErrorAnswers(t *testing.T) {
 	p.call("GET", "/api/v1/payments/pay_000000000000000000000000", nil, 404)
 	p.tok = ""
 	p.call("GET", "/api/v1/payments", nil, 401)
-	if bad := prismViolation.FindAllString(prism.logs.String(), -1); len(bad) > 0 {
+	if bad := violations(prism.logs.String()); len(bad) > 0 {
 		t.Errorf("Prism's log reports %d violations:\n%s", len(bad), prism.logs.String())
 	}
 }
