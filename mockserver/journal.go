@@ -479,8 +479,7 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 	counted := x.doc == s.docs.Service
 	if js := s.sharedJournal(); js != nil {
 		s.appendShared(r.Context(), js, m.ID, JournalRecord{Entry: e, Counted: counted, Violating: x.refused && x.fault == ""}, x.err)
+		return
 	}
-	// Kept on a shared store too, for the dashboard, which reads this
-	// replica's ring through Server.Requests and Server.Report.
 	s.journal.record(m.ID, e, x.refused, counted)
 }

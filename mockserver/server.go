@@ -247,21 +247,22 @@ func (s *Server) Mount(prefix string, h http.Handler) {
 // for other pages to share.
 func (s *Server) StylesheetURL() string { return s.pages.cssURL }
 
-// Requests lists a merchant's journal, newest first.
-func (s *Server) Requests(merchantID string, onlyViolations bool, offset, limit int) ([]JournalEntry, int, error) {
+// Requests lists a merchant's journal, newest first: every replica's on a
+// shared store.
+func (s *Server) Requests(ctx context.Context, merchantID string, onlyViolations bool, offset, limit int) ([]JournalEntry, int, error) {
 	if s.journal == nil {
 		return nil, 0, errJournalDisabled("request journal")
 	}
-	items, total := s.journal.list(merchantID, requestFilter{violations: onlyViolations}, offset, limit)
-	return items, total, nil
+	return s.requests(ctx, merchantID, requestFilter{violations: onlyViolations}, offset, limit)
 }
 
-// Report is the merchant's conformance report.
-func (s *Server) Report(merchantID string) (Report, error) {
+// Report is the merchant's conformance report: of every replica's
+// requests on a shared store.
+func (s *Server) Report(ctx context.Context, merchantID string) (Report, error) {
 	if s.journal == nil {
 		return Report{}, errJournalDisabled("report")
 	}
-	return s.buildReport(merchantID), nil
+	return s.report(ctx, merchantID)
 }
 
 // Forget drops what the server holds of a merchant that is gone (an idle

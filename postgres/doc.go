@@ -153,7 +153,8 @@
 // connection for a moment loses less than a database thrashing between
 // hundreds. Ten also lets three replicas, the migrations and an operator's
 // psql fit in PostgreSQL's default max_connections of 100. Raise it for a
-// replica on many cores in front of a large database.
+// replica on many cores in front of a large database, with
+// pool_max_conns=N in the --store URL.
 //
 // # Failures
 //

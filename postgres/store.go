@@ -62,9 +62,11 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 		// pgx's message names the problem and hides any password.
 		return nil, fmt.Errorf("postgres: reading the database URL: %w", err)
 	}
-	pc.MaxConns = DefaultMaxConns
-	if cfg.MaxConns > 0 {
+	switch {
+	case cfg.MaxConns > 0:
 		pc.MaxConns = cfg.MaxConns
+	case !strings.Contains(cfg.URL, "pool_max_conns"): // the URL's own pool_max_conns stands
+		pc.MaxConns = DefaultMaxConns
 	}
 	switch {
 	case cfg.ConnectTimeout > 0:

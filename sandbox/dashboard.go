@@ -35,8 +35,11 @@ func (c clockView) Mode() string { return string(c.ClockMode()) }
 // eventsView lists a payment's events with their deliveries.
 type eventsView struct{ dashboardParts }
 
-func (v eventsView) PaymentEvents(_ context.Context, m *paymock.Merchant, paymentID string) ([]dashboard.Event, error) {
-	recs, _ := v.engine.Events(m, 0, 0)
+func (v eventsView) PaymentEvents(ctx context.Context, m *paymock.Merchant, paymentID string) ([]dashboard.Event, error) {
+	recs, _, err := v.engine.EventsContext(ctx, m, 0, 0)
+	if err != nil {
+		return nil, err
+	}
 	var out []dashboard.Event
 	for i := len(recs) - 1; i >= 0; i-- { // oldest first: a timeline
 		r := recs[i]
@@ -154,11 +157,14 @@ func (v endpointsView) SendTest(ctx context.Context, m *paymock.Merchant, id str
 	return rec.ID, nil
 }
 
-func (v endpointsView) EndpointDeliveries(_ context.Context, m *paymock.Merchant, id string, limit int) ([]dashboard.EndpointDelivery, error) {
+func (v endpointsView) EndpointDeliveries(ctx context.Context, m *paymock.Merchant, id string, limit int) ([]dashboard.EndpointDelivery, error) {
 	if _, err := v.merchants.Endpoint(m.ID, id); err != nil {
 		return nil, err
 	}
-	recs, _ := v.hooks.EndpointDeliveries(m.ID, id, 0, limit)
+	recs, _, err := v.hooks.EndpointDeliveriesContext(ctx, m.ID, id, 0, limit)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]dashboard.EndpointDelivery, len(recs))
 	for i, r := range recs {
 		out[i] = dashboard.EndpointDelivery{EventID: r.EventID, EventType: r.EventType, PaymentID: r.PaymentID, Delivery: deliveryView(r.DeliveryRecord)}
@@ -169,8 +175,8 @@ func (v endpointsView) EndpointDeliveries(_ context.Context, m *paymock.Merchant
 // journalView is the request journal and the report.
 type journalView struct{ dashboardParts }
 
-func (v journalView) Requests(_ context.Context, m *paymock.Merchant, onlyViolations bool, offset, limit int) ([]dashboard.Request, int, error) {
-	items, total, err := v.server.Requests(m.ID, onlyViolations, offset, limit)
+func (v journalView) Requests(ctx context.Context, m *paymock.Merchant, onlyViolations bool, offset, limit int) ([]dashboard.Request, int, error) {
+	items, total, err := v.server.Requests(ctx, m.ID, onlyViolations, offset, limit)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -182,8 +188,8 @@ func (v journalView) Requests(_ context.Context, m *paymock.Merchant, onlyViolat
 	return out, total, nil
 }
 
-func (v journalView) Report(_ context.Context, m *paymock.Merchant) (dashboard.Report, error) {
-	r, err := v.server.Report(m.ID)
+func (v journalView) Report(ctx context.Context, m *paymock.Merchant) (dashboard.Report, error) {
+	r, err := v.server.Report(ctx, m.ID)
 	if err != nil {
 		return dashboard.Report{}, err
 	}

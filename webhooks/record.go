@@ -149,15 +149,29 @@ type EndpointDeliveryRecord struct {
 // journal still holds; an unknown endpoint, or another merchant's, has
 // none.
 func (d *Dispatcher) EndpointDeliveries(merchantID, endpointID string, offset, limit int) ([]EndpointDeliveryRecord, int) {
-	out := []EndpointDeliveryRecord{}
-	if d.out != nil && endpointID != "" {
-		recs, total, err := d.out.box.EndpointDeliveries(context.Background(), merchantID, endpointID, max(offset, 0), limit)
-		if err != nil {
-			d.log.Warn("endpoint deliveries not read", "merchant", merchantID, "endpoint", endpointID, "error", err)
-			return out, 0
-		}
-		return recs, total
+	out, total, err := d.EndpointDeliveriesContext(context.Background(), merchantID, endpointID, offset, limit)
+	if err != nil {
+		d.log.Warn("endpoint deliveries not read", "merchant", merchantID, "endpoint", endpointID, "error", err)
 	}
+	return out, total
+}
+
+// EndpointDeliveriesContext is EndpointDeliveries, with the error of an
+// Outbox that could not be read (without one it never fails).
+func (d *Dispatcher) EndpointDeliveriesContext(ctx context.Context, merchantID, endpointID string, offset, limit int) ([]EndpointDeliveryRecord, int, error) {
+	if d.out != nil && endpointID != "" {
+		recs, total, err := d.out.box.EndpointDeliveries(ctx, merchantID, endpointID, max(offset, 0), limit)
+		if err != nil {
+			return []EndpointDeliveryRecord{}, 0, err
+		}
+		return recs, total, nil
+	}
+	out, total := d.endpointDeliveries(merchantID, endpointID, offset, limit)
+	return out, total, nil
+}
+
+func (d *Dispatcher) endpointDeliveries(merchantID, endpointID string, offset, limit int) ([]EndpointDeliveryRecord, int) {
+	out := []EndpointDeliveryRecord{}
 	if endpointID == "" {
 		return out, 0
 	}
