@@ -518,3 +518,20 @@ func (s *Store) ResetEvents(ctx context.Context, merchantID string) error {
 	}
 	return nil
 }
+
+// TrimEvents implements webhooks.Outbox: what is older than the newest
+// keep events goes, with its deliveries, unless one is still pending.
+func (s *Store) TrimEvents(ctx context.Context, merchantID string, keep int) error {
+	if keep <= 0 {
+		return fmt.Errorf("trim events: keep %d must be positive", keep)
+	}
+	_, err := s.pool.Exec(ctx, `DELETE FROM webhook_events e
+		WHERE e.merchant_id = $1
+			AND e.seq < (SELECT seq FROM webhook_events WHERE merchant_id = $1 ORDER BY seq DESC OFFSET $2 - 1 LIMIT 1)
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+				WHERE d.merchant_id = e.merchant_id AND d.event_id = e.id AND d.state = 'pending')`, merchantID, keep)
+	if err != nil {
+		return check("trimming the events of "+merchantID, err)
+	}
+	return nil
+}

@@ -30,13 +30,14 @@ type durable struct {
 	base  time.Duration // offset of a real clock the outbox has not stored
 	sweep bool
 
-	mu       sync.Mutex
-	busy     map[string]*busyCount // merchant -> its attempts under way here
-	closed   bool
-	runs     sync.WaitGroup
-	stop     chan struct{} // closed by Close: the sweep ends
-	loopDone chan struct{} // closed when the sweep has ended (or never ran)
-	started  bool
+	mu        sync.Mutex
+	published int                   // events stored by this replica, for trimming
+	busy      map[string]*busyCount // merchant -> its attempts under way here
+	closed    bool
+	runs      sync.WaitGroup
+	stop      chan struct{} // closed by Close: the sweep ends
+	loopDone  chan struct{} // closed when the sweep has ended (or never ran)
+	started   bool
 }
 
 type busyCount struct {
@@ -180,6 +181,7 @@ func (r Round) Outgoing(ev paymock.Event) Outgoing {
 // background.
 func (d *Dispatcher) Stored(merchantID string, o Outgoing, ids []int64) {
 	d.countCreated(o.Deliveries)
+	d.trimDurable(merchantID)
 	if len(ids) == 0 || !d.out.acquire(merchantID) {
 		return
 	}
@@ -203,6 +205,30 @@ func (d *Dispatcher) countCreated(dels []Delivery) {
 		if del.State != StatePending {
 			d.obs.EventFinished(string(del.State))
 		}
+	}
+}
+
+// trimEvery is how many events a replica stores between two trims of the
+// journal of the merchant whose event it is: a merchant publishing a
+// share p of them is trimmed every trimEvery/p of its own, so it keeps
+// about MaxEvents plus trimEvery events.
+const trimEvery = 100
+
+// trimDurable keeps the merchant's journal near Config.MaxEvents, now and
+// then, as the in-memory journal does at each publish.
+func (d *Dispatcher) trimDurable(merchantID string) {
+	o := d.out
+	o.mu.Lock()
+	o.published++
+	due := o.published%trimEvery == 0
+	o.mu.Unlock()
+	if !due {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := o.box.TrimEvents(ctx, merchantID, d.maxEvents); err != nil {
+		d.log.Warn("event journal not trimmed; the next trim will", "merchant", merchantID, "error", err)
 	}
 }
 
@@ -545,6 +571,7 @@ func (d *Dispatcher) sendTestDurable(ctx context.Context, m *paymock.Merchant, e
 		return EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
 	}
 	d.countCreated(o.Deliveries)
+	d.trimDurable(m.ID)
 	if d.out.acquire(m.ID) {
 		d.claimAndRun(m.ID, ids)
 		d.out.release(m.ID)

@@ -57,6 +57,9 @@ type Outbox interface {
 	Pending(ctx context.Context, merchantID string) (bool, error)
 	// ResetEvents forgets a merchant's events and deliveries.
 	ResetEvents(ctx context.Context, merchantID string) error
+	// TrimEvents forgets the merchant's events older than its newest
+	// keep, except those with a delivery still pending.
+	TrimEvents(ctx context.Context, merchantID string, keep int) error
 }
 
 // Outgoing is an event ready to be stored with its first round of

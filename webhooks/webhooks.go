@@ -92,8 +92,9 @@
 // latest pending delivery to the endpoint it holds, and its record does
 // not count what it held. Close leaves pending deliveries pending for
 // the other replicas, or for the next start; a send Close cuts short is
-// not recorded and goes again. What differs: a redelivery keeps its
-// place in line the same way, but the Observer counts per replica.
+// not recorded and goes again. The journal is kept near MaxEvents per
+// merchant: every trimEvery events a replica stores, it trims the journal
+// of the merchant whose event it is. The Observer counts per replica.
 //
 // # Observer
 //
