@@ -6,6 +6,7 @@ package sandbox
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -199,5 +200,33 @@ func TestOutbox_RedeliverAndResetOnAnotherReplica(t *testing.T) {
 	}
 	if evs := a.events(keyA); len(evs) != 0 {
 		t.Errorf("A still lists %d events after B's reset", len(evs))
+	}
+}
+
+func TestReplicas_SeededAlikeNeverDrawTheSameID(t *testing.T) {
+	rcv := newReceiver(t, nil)
+	envs := replicaEnvs(t, 2, withSeed(5), withWebhooks(nil, webhookEndpoint(rcv)))
+	seen := map[string]bool{}
+	for i := range 6 {
+		env := envs[i%2]
+		// A customer of its own each, so that both replicas draw alike.
+		id := env.create(keyA, func(b map[string]any) {
+			b["customer"] = map[string]any{"email": fmt.Sprintf("c%d@example.com", i), "name": "C"}
+		}) // a collision would be a 500
+		if seen[id] {
+			t.Fatalf("payment id %s drawn twice", id)
+		}
+		seen[id] = true
+		if st, body, _ := env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil); st != http.StatusOK {
+			t.Fatalf("complete: %d %v", st, body)
+		}
+	}
+	events := map[string]bool{}
+	for range 6 {
+		d := <-rcv.notify
+		events[d.EventID] = true
+	}
+	if len(events) != 6 {
+		t.Errorf("%d distinct event ids for 6 completions", len(events))
 	}
 }

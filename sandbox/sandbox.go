@@ -134,6 +134,14 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Ids of what a store shares must never be drawn twice: two replicas
+	// seeded alike, or one restarted with its seed, would draw the same
+	// sequence again. There ids are unguessable whatever the seed, which
+	// still fixes variants, fake data and fault draws.
+	idSeed := cfg.Seed
+	if clocks.Shared() {
+		idSeed = nil
+	}
 	// One seed drives ids, variants and fake data. Without one, ids come
 	// from crypto/rand (unguessable), and the seed of variants and fake
 	// data is drawn at random so that it can be logged and used again.
@@ -155,7 +163,7 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	mercCfg := paymock.MerchantsConfig{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
-		IDs: derivedIDs(cfg.Seed, 1), Logger: logger,
+		IDs: derivedIDs(idSeed, 1), Logger: logger,
 	}
 	shareMerchants(store, &mercCfg)
 	merchants, err := paymock.NewMerchantsFromConfig(mercCfg)
@@ -174,7 +182,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := paymock.NewIDs(cfg.Seed)
+	ids := paymock.NewIDs(idSeed)
 	sched := lifecycle.NewScheduler(clocks)
 	var met *metrics.Metrics // nil: metrics off; its methods do nothing then
 	if cfg.Metrics {
@@ -194,7 +202,7 @@ func New(cfg Config) (*Sandbox, error) {
 		Observer:  met,
 		Retry:     cfg.Webhooks.Retry,
 		Timeout:   cfg.Webhooks.Timeout,
-		IDs:       derivedIDs(cfg.Seed, 3),
+		IDs:       derivedIDs(idSeed, 3),
 	}
 	if box, ok := store.(webhooks.Outbox); ok && clocks.Shared() {
 		// Events and deliveries live with the payments, for every replica:
