@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
+	"github.com/paymock/paymock/internal/pgtest"
 )
 
 // seqIDs makes predictable rule ids, as a seeded run does: every replica
@@ -507,7 +507,7 @@ func TestFaultRules_DatabaseGoneIsUnavailableNeverAHang(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := mustAdd(t, set, "m1", faults.Rule{Status: 503})
-	cutOff(t, url)
+	pgtest.CutOff(t, url)
 	ctx := t.Context()
 	for _, call := range []struct {
 		name string
@@ -536,33 +536,6 @@ func TestFaultRules_DatabaseGoneIsUnavailableNeverAHang(t *testing.T) {
 	}
 	if l := set.List("m1"); l == nil || len(l) != 0 {
 		t.Errorf("List = %#v", l)
-	}
-}
-
-// cutOff ends every connection to the database at url and refuses new
-// ones until the test ends.
-func cutOff(t *testing.T, url string) {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := cfg.Database
-	cfg.Database = "postgres"
-	admin, err := pgx.ConnectConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	ident := pgx.Identifier{db}.Sanitize()
-	if _, err := admin.Exec(t.Context(), `ALTER DATABASE `+ident+` WITH ALLOW_CONNECTIONS false`); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec(context.Background(), `ALTER DATABASE `+ident+` WITH ALLOW_CONNECTIONS true`)
-	})
-	if _, err := admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, db); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/postgres"
 )
@@ -25,30 +24,7 @@ func TestOutage_EveryCallThatNeedsTheDatabaseIsA503(t *testing.T) {
 	id := e.create(keyA, nil)
 
 	// Cut the database off: no new connections, and the pool's closed.
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := cfg.Database
-	cfg.Database = "postgres"
-	admin, err := pgx.ConnectConfig(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
-	ident := pgx.Identifier{db}.Sanitize()
-	if _, err := admin.Exec(t.Context(), `ALTER DATABASE `+ident+` WITH ALLOW_CONNECTIONS false`); err != nil {
-		t.Fatal(err)
-	}
-	back := func() {
-		if _, err := admin.Exec(context.Background(), `ALTER DATABASE `+ident+` WITH ALLOW_CONNECTIONS true`); err != nil {
-			t.Fatal(err)
-		}
-	}
-	defer back()
-	if _, err := admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, db); err != nil {
-		t.Fatal(err)
-	}
+	back := pgtest.CutOff(t, url)
 
 	for _, c := range []struct {
 		method, path string

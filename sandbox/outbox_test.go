@@ -21,7 +21,12 @@ import (
 // own server, with the same options.
 func replicaEnvs(t *testing.T, n int, opts ...envOption) []*testEnv {
 	t.Helper()
-	url := pgtest.URL(t)
+	return replicaEnvsOn(t, pgtest.URL(t), n, opts...)
+}
+
+// replicaEnvsOn is replicaEnvs on the database at url.
+func replicaEnvsOn(t *testing.T, url string, n int, opts ...envOption) []*testEnv {
+	t.Helper()
 	envs := make([]*testEnv, n)
 	for i := range envs {
 		st, err := postgres.Open(context.Background(), postgres.Config{URL: url})

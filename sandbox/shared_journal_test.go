@@ -9,10 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -22,8 +19,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/internal/pgtest"
-	"github.com/paymock/paymock/lifecycle"
-	"github.com/paymock/paymock/postgres"
 )
 
 // journalReplicas builds n sandboxes on one fresh database, each behind
@@ -32,34 +27,7 @@ import (
 func journalReplicas(t *testing.T, n, size int) ([]*testEnv, string) {
 	t.Helper()
 	dbURL := pgtest.URL(t)
-	envs := make([]*testEnv, n)
-	for i := range envs {
-		st, err := postgres.Open(context.Background(), postgres.Config{URL: dbURL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		logs := &logBuffer{}
-		srv := httptest.NewUnstartedServer(nil)
-		sb, err := New(Config{
-			Store:       st,
-			Logger:      slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			Clock:       lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: testStart},
-			PublicURL:   "http://" + srv.Listener.Addr().String(),
-			JournalSize: size,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb.Start()
-		t.Cleanup(func() { _ = sb.Close(context.Background()) })
-		srv.Config.Handler = sb.Handler()
-		srv.Start()
-		t.Cleanup(srv.Close)
-		envs[i] = &testEnv{t: t, srv: srv, URL: srv.URL, sb: sb, store: st, clocks: sb.Clocks(), logs: logs,
-			hooks: sb.Webhooks(), client: &http.Client{Transport: &validatingTransport{t: t, next: http.DefaultTransport, spec: loadSpec(t)}}}
-	}
-	return envs, dbURL
+	return replicaEnvsOn(t, dbURL, n, withJournalSize(size)), dbURL
 }
 
 // journalOf lists a merchant's journal on one replica as "METHOD path?query
@@ -239,37 +207,6 @@ func TestSharedJournal_AnEntryTheStoreCannotKeepNeverFailsTheRequest(t *testing.
 	}
 }
 
-// journalDatabaseDown refuses new connections to the database of dbURL and
-// ends the open ones, through an administrator's connection to another
-// database of the server, until the returned function lets them in again.
-func journalDatabaseDown(t *testing.T, dbURL string) (up func()) {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := u.Path[1:]
-	name := pgx.Identifier{db}.Sanitize()
-	u.Path = "/postgres"
-	admin, err := pgx.Connect(t.Context(), u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	if _, err := admin.Exec(t.Context(), "ALTER DATABASE "+name+" ALLOW_CONNECTIONS false"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = $1 AND pid <> pg_backend_pid()`, db); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if _, err := admin.Exec(context.Background(), "ALTER DATABASE "+name+" ALLOW_CONNECTIONS true"); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestSharedJournal_ReadsWhileTheDatabaseIsDownAre503(t *testing.T) {
 	docs, err := contract.Embedded()
 	if err != nil {
@@ -283,7 +220,7 @@ func TestSharedJournal_ReadsWhileTheDatabaseIsDownAre503(t *testing.T) {
 	envs, dbURL := journalReplicas(t, 1, DefaultJournalSize)
 	e := envs[0]
 	e.create(keyA, nil)
-	up := journalDatabaseDown(t, dbURL)
+	up := pgtest.CutOff(t, dbURL)
 	raw := &http.Client{} // a 503 is the answer expected here
 	for _, path := range []string{"/_sandbox/requests", "/_sandbox/report"} {
 		start := time.Now()

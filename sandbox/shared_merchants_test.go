@@ -5,24 +5,18 @@
 package sandbox
 
 import (
-	"context"
 	"encoding/json"
 	"html"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/internal/pgtest"
-	"github.com/paymock/paymock/lifecycle"
-	"github.com/paymock/paymock/postgres"
 )
 
 // sharedReplicas builds n sandboxes on one new database, each with its own
@@ -32,43 +26,7 @@ import (
 func sharedReplicas(t *testing.T, n int, merchants ...paymock.Merchant) ([]*testEnv, string) {
 	t.Helper()
 	dbURL := pgtest.URL(t)
-	envs := make([]*testEnv, n)
-	for i := range envs {
-		st, err := postgres.Open(context.Background(), postgres.Config{URL: dbURL, MaxConns: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		logs := &logBuffer{}
-		srv := httptest.NewUnstartedServer(nil)
-		sb, err := New(Config{
-			Store:       st,
-			Logger:      slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			Merchants:   merchants,
-			Clock:       lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: testStart},
-			Webhooks:    WebhookConfig{Timeout: 5 * time.Second},
-			PublicURL:   "http://" + srv.Listener.Addr().String(),
-			JournalSize: DefaultJournalSize,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sb.Start()
-		t.Cleanup(func() { _ = sb.Close(context.Background()) })
-		srv.Config.Handler = sb.Handler()
-		srv.Start()
-		t.Cleanup(srv.Close)
-		env := &testEnv{t: t, srv: srv, URL: srv.URL, sb: sb, store: st, clocks: sb.Clocks(), logs: logs, hooks: sb.Webhooks()}
-		env.client = &http.Client{Transport: &validatingTransport{t: t, next: http.DefaultTransport, spec: loadSpec(t)},
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		t.Cleanup(func() {
-			if strings.Contains(logs.String(), "response violates the contract") {
-				t.Errorf("replica %d logged a contract violation:\n%s", i, logs.String())
-			}
-		})
-		envs[i] = env
-	}
-	return envs, dbURL
+	return replicaEnvsOn(t, dbURL, n, withMerchants(merchants...)), dbURL
 }
 
 // items is the "items" of a list answer.
@@ -275,37 +233,6 @@ func TestSharedMerchants_CheckoutPageOfAnOpenModePaymentOnAReplicaThatNeverSawTh
 	}
 }
 
-// cutOff refuses new connections to the database at dbURL and ends the
-// open ones, as a database that fails over does; the returned function
-// lets them in again.
-func cutOff(t *testing.T, dbURL string) (restore func()) {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := u.Path[1:]
-	u.Path = "/postgres"
-	admin, err := pgx.Connect(t.Context(), u.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close(context.Background()) })
-	ident := pgx.Identifier{name}.Sanitize()
-	if _, err := admin.Exec(t.Context(), "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS false"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if _, err := admin.Exec(t.Context(), "ALTER DATABASE "+ident+" ALLOW_CONNECTIONS true"); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func TestSharedKeys_DatabaseDownIs503ForKeysAndEndpointsTheStoreKeepsThenRecovers(t *testing.T) {
 	const configured = "sk_test_acme_cfg"
 	envs, dbURL := sharedReplicas(t, 1, paymock.Merchant{Name: "acme", APIKeys: []string{configured}})
@@ -325,7 +252,7 @@ func TestSharedKeys_DatabaseDownIs503ForKeysAndEndpointsTheStoreKeepsThenRecover
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		return resp.StatusCode, out
 	}
-	restore := cutOff(t, dbURL)
+	restore := pgtest.CutOff(t, dbURL)
 	for _, tc := range []struct {
 		name, method, path, key string
 		body                    any
