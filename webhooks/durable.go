@@ -545,16 +545,7 @@ func (d *Dispatcher) closeDurable(ctx context.Context) error {
 	close(o.stop)
 	o.mu.Unlock()
 	<-o.loopDone
-	done := make(chan struct{})
-	go func() { o.runs.Wait(); close(done) }()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-		d.cancelBase()
-		<-done
-	}
+	err := d.waitOrCut(ctx, o.runs.Wait)
 	d.cancelBase()
 	return err
 }

@@ -853,16 +853,7 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 	defer d.cancelBase()
 
 	d.senders.Wait() // each sees stop closed and returns
-	done := make(chan struct{})
-	go func() { d.workerWG.Wait(); close(done) }()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-		d.cancelBase()
-		<-done
-	}
+	err := d.waitOrCut(ctx, d.workerWG.Wait)
 
 	// No worker or sender is left: what is in the queue stays there.
 	for drained := false; !drained; {
@@ -896,6 +887,22 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 		d.log.Warn("webhook deliveries interrupted by shutdown", "deliveries", interrupted)
 	}
 	return err
+}
+
+// waitOrCut waits for wait to return; once ctx is done it cuts the
+// attempts in flight short (they end as interrupted) and waits for the
+// rest, returning ctx's error.
+func (d *Dispatcher) waitOrCut(ctx context.Context, wait func()) error {
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		d.cancelBase()
+		<-done
+		return ctx.Err()
+	}
 }
 
 // merchantLocked returns a merchant's state, making it on first use.
