@@ -59,10 +59,12 @@ const (
 const SweepInterval = time.Second
 
 // unknownMerchantGrace is how long a payment of a merchant this replica
-// has never seen (open-mode merchants live per replica) stays due before
-// this replica fires it: the replica that knows the merchant, and so its
-// webhook endpoints, sweeps it first; this one steps in when that one is
-// gone, and records the event with no endpoint to deliver it to.
+// cannot find stays due before this replica fires it. Open-mode merchants
+// are found in a shared store, so this is a merchant configured on
+// another replica only (replicas should share their configuration): the
+// replica that knows it, and so its webhook endpoints, sweeps it first;
+// this one steps in when that one is gone, and records the event with no
+// endpoint to deliver it to.
 const unknownMerchantGrace = 5 * time.Second
 
 // createdShared records a new payment's fate in the store: the first of
