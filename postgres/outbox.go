@@ -225,15 +225,18 @@ func (s *Store) Claim(ctx context.Context, c webhooks.Claim) ([]webhooks.Deliver
 	if c.Lease <= 0 || c.Limit <= 0 {
 		return nil, fmt.Errorf("claim: lease %s and limit %d must be positive", c.Lease, c.Limit)
 	}
+	// Due instants are stored rounded up to PostgreSQL's microseconds
+	// (ceilMicro); an instant they are compared with is rounded up too,
+	// or a clock with nanoseconds would never reach what it scheduled.
 	args := []any{c.Now, ceilMicro(c.Now.Add(c.Lease)), c.Limit}
 	var which string
 	switch {
 	case c.IDs != nil:
 		which = `d.merchant_id = $4 AND d.id = ANY($5) AND d.next_at <= $6`
-		args = append(args, c.MerchantID, c.IDs, c.Until)
+		args = append(args, c.MerchantID, c.IDs, ceilMicro(c.Until))
 	case c.MerchantID != "":
 		which = `d.merchant_id = $4 AND d.next_at <= $5`
-		args = append(args, c.MerchantID, c.Until)
+		args = append(args, c.MerchantID, ceilMicro(c.Until))
 	default:
 		// Real clocks only: a frozen one moves when advanced, and its
 		// advance claims what fell due.
@@ -271,7 +274,7 @@ func (s *Store) DueDeliveries(ctx context.Context, merchantID string, until time
 	}
 	rows, err := s.pool.Query(ctx, `SELECT d.id FROM webhook_deliveries d
 		WHERE d.merchant_id = $1 AND d.state = 'pending' AND d.next_at <= $2 AND `+headOfChain+`
-		ORDER BY `+dueOrder+` LIMIT $3`, merchantID, until, limit)
+		ORDER BY `+dueOrder+` LIMIT $3`, merchantID, ceilMicro(until), limit)
 	if err != nil {
 		return nil, check("listing due deliveries", err)
 	}

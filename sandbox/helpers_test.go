@@ -70,6 +70,9 @@ type envConfig struct {
 // test of a database outage wants, without failing the test.
 func expectingOutage() envOption { return func(c *envConfig) { c.outage = true } }
 
+// withStart starts the merchants' frozen clocks at t.
+func withStart(t time.Time) envOption { return func(c *envConfig) { c.start = t } }
+
 // onStore builds the sandbox on st: several envs on one shared store are
 // replicas of one sandbox.
 func onStore(st paymock.Store) envOption { return func(c *envConfig) { c.store = st } }

@@ -235,3 +235,28 @@ func TestReplicas_SeededAlikeNeverDrawTheSameID(t *testing.T) {
 		t.Errorf("%d distinct event ids for 6 completions", len(events))
 	}
 }
+
+func TestOutbox_AClockWithNanosecondsReachesWhatItScheduled(t *testing.T) {
+	// A frozen clock started at "now" has nanoseconds; the database keeps
+	// microseconds.
+	rcv := newReceiver(t, func(n int) int {
+		if n == 1 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusNoContent
+	})
+	envs := replicaEnvs(t, 1, withStart(testStart.Add(123456789*time.Nanosecond)),
+		withWebhooks([]time.Duration{5*time.Second + 1}, webhookEndpoint(rcv)))
+	env := envs[0]
+	id := env.create(keyA, nil)
+	env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
+	waitFor(t, func() bool { return rcv.attemptCount() == 1 }, "the first send")
+	env.advance(keyA, 5)
+	if n := rcv.attemptCount(); n != 1 {
+		t.Fatalf("%d sends a nanosecond before the retry was due, want 1", n)
+	}
+	env.advance(keyA, 1)
+	if n := rcv.attemptCount(); n != 2 {
+		t.Fatalf("%d sends once the retry was due, want 2", n)
+	}
+}
