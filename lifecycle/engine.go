@@ -269,9 +269,10 @@ func (e *Engine) Advance(ctx context.Context, m *paymock.Merchant, d time.Durati
 		}
 		defer unlock()
 	}
-	// Deliveries already under way settle first, so the retries they
-	// schedule are due from their own attempt and fire in this advance.
-	if err := e.hooks.Idle(ctx, m.ID); err != nil {
+	// Deliveries already under way settle first, on every replica, so the
+	// retries they schedule are due from their own attempt and fire in
+	// this advance.
+	if err := e.hooks.Settle(ctx, m.ID); err != nil {
 		return e.clocks.Now(m.ID), 0, fmt.Errorf("wait for deliveries: %w", err)
 	}
 	if e.due != nil {
@@ -288,6 +289,9 @@ func (e *Engine) Advance(ctx context.Context, m *paymock.Merchant, d time.Durati
 		}
 	}
 	now, fired := e.sched.Advance(m.ID, d)
+	// Webhook sends still due by now (past the batch registered, or
+	// scheduled meanwhile), whichever replica made them.
+	e.hooks.RunDue(m.ID)
 	if e.due != nil {
 		// What was past the queued batch, or created on another replica
 		// while this advance ran.

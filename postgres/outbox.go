@@ -502,6 +502,17 @@ func (s *Store) EndpointDeliveries(ctx context.Context, merchantID, endpointID s
 	return out, total, nil
 }
 
+// Claimed implements webhooks.Outbox.
+func (s *Store) Claimed(ctx context.Context, merchantID string, now time.Time) (bool, error) {
+	var claimed bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+		WHERE merchant_id = $1 AND state = 'pending' AND claimed_until > $2)`, merchantID, now).Scan(&claimed)
+	if err != nil {
+		return false, check("looking for sends under way", err)
+	}
+	return claimed, nil
+}
+
 // Pending implements webhooks.Outbox.
 func (s *Store) Pending(ctx context.Context, merchantID string) (bool, error) {
 	var pending bool

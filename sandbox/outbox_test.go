@@ -238,7 +238,7 @@ func TestReplicas_SeededAlikeNeverDrawTheSameID(t *testing.T) {
 
 func TestOutbox_AClockWithNanosecondsReachesWhatItScheduled(t *testing.T) {
 	// A frozen clock started at "now" has nanoseconds; the database keeps
-	// microseconds.
+	// microseconds, so instants are told apart to the microsecond.
 	rcv := newReceiver(t, func(n int) int {
 		if n == 1 {
 			return http.StatusInternalServerError
@@ -246,17 +246,50 @@ func TestOutbox_AClockWithNanosecondsReachesWhatItScheduled(t *testing.T) {
 		return http.StatusNoContent
 	})
 	envs := replicaEnvs(t, 1, withStart(testStart.Add(123456789*time.Nanosecond)),
-		withWebhooks([]time.Duration{5*time.Second + 1}, webhookEndpoint(rcv)))
+		withWebhooks([]time.Duration{5*time.Second + time.Microsecond}, webhookEndpoint(rcv)))
 	env := envs[0]
 	id := env.create(keyA, nil)
 	env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
 	waitFor(t, func() bool { return rcv.attemptCount() == 1 }, "the first send")
 	env.advance(keyA, 5)
 	if n := rcv.attemptCount(); n != 1 {
-		t.Fatalf("%d sends a nanosecond before the retry was due, want 1", n)
+		t.Fatalf("%d sends a microsecond before the retry was due, want 1", n)
 	}
 	env.advance(keyA, 1)
 	if n := rcv.attemptCount(); n != 2 {
 		t.Fatalf("%d sends once the retry was due, want 2", n)
+	}
+}
+
+func TestOutbox_AnAdvanceWaitsForASendUnderWayOnAnotherReplica(t *testing.T) {
+	rcv := newReceiver(t, func(n int) int {
+		if n == 1 {
+			time.Sleep(300 * time.Millisecond) // still in flight when B advances
+			return http.StatusInternalServerError
+		}
+		return http.StatusNoContent
+	})
+	envs := replicaEnvs(t, 2, withWebhooks([]time.Duration{5 * time.Second}, webhookEndpoint(rcv)))
+	a, b := envs[0], envs[1]
+	id := a.create(keyA, nil)
+	a.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
+	waitFor(t, func() bool {
+		dels := deliveriesOf(b.events(keyA), id)
+		return len(dels) == 1 && dels[0].(map[string]any)["state"] == "pending"
+	}, "the event on B")
+	time.Sleep(100 * time.Millisecond) // A has claimed its first send and is waiting on the receiver
+	b.advance(keyA, 60)
+	if n := rcv.attemptCount(); n != 2 {
+		t.Fatalf("%d sends when B's advance of 60 s returned, want 2 (the first, on A, and its retry 5 s later)", n)
+	}
+	del := deliveriesOf(b.events(keyA), id)[0].(map[string]any)
+	atts := del["attempts"].([]any)
+	if del["state"] != "delivered" || len(atts) != 2 {
+		t.Fatalf("after the advance: %v", del)
+	}
+	first, _ := time.Parse(time.RFC3339, atts[0].(map[string]any)["at"].(string))
+	second, _ := time.Parse(time.RFC3339, atts[1].(map[string]any)["at"].(string))
+	if second.Sub(first) != 5*time.Second {
+		t.Errorf("the retry went %s after the first send, want 5s: the advance fires it in time order", second.Sub(first))
 	}
 }

@@ -312,6 +312,45 @@ func (d *Dispatcher) claimAndRun(merchantID string, ids []int64) {
 	}
 }
 
+// settlePoll is how often Settle looks for other replicas' sends.
+const settlePoll = 20 * time.Millisecond
+
+// Settle waits until no send of the merchant is under way: here (Idle) and,
+// with an Outbox, on any replica (a live claim), for at most a lease. An
+// advance settles first, so that the retry a send on another replica is
+// about to schedule is due from that send and fires in the advance.
+func (d *Dispatcher) Settle(ctx context.Context, merchantID string) error {
+	if err := d.Idle(ctx, merchantID); err != nil || d.out == nil {
+		return err
+	}
+	deadline := time.Now().Add(d.out.lease)
+	for {
+		claimed, err := d.out.box.Claimed(ctx, merchantID, time.Now())
+		if err != nil {
+			return fmt.Errorf("webhooks: sends under way: %w", err)
+		}
+		if !claimed || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(settlePoll):
+		}
+	}
+}
+
+// RunDue sends the merchant's deliveries due now on its clock, earliest
+// first, and returns once they are sent: an advance ends with it, so that
+// nothing due by its target waits for the next one.
+func (d *Dispatcher) RunDue(merchantID string) {
+	if d.out == nil || !d.out.acquire(merchantID) {
+		return
+	}
+	defer d.out.release(merchantID)
+	d.claimAndRun(merchantID, nil)
+}
+
 // DueDeliveries registers with the scheduler the merchant's deliveries due
 // by until, whichever replica made them, so that an advance of a frozen
 // clock fires them in time order with everything else due.
@@ -493,22 +532,54 @@ func (d *Dispatcher) sweepOnce() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var wg sync.WaitGroup
+	// One goroutine per merchant, sending its deliveries in the claimed
+	// order: a reorder window's newest first.
+	var (
+		wg     sync.WaitGroup
+		order  []string
+		groups = map[string][]Delivery{}
+	)
 	for _, del := range dels {
-		if !d.out.acquire(del.MerchantID) {
-			continue // closing: the claim lapses
+		if groups[del.MerchantID] == nil {
+			order = append(order, del.MerchantID)
+		}
+		groups[del.MerchantID] = append(groups[del.MerchantID], del)
+	}
+	for _, merchantID := range order {
+		group := groups[merchantID]
+		if !d.out.acquire(merchantID) {
+			d.release(group) // closing: another replica sends them now
+			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer d.out.release(del.MerchantID)
-			if d.attemptDurable(del) {
-				d.claimAndRun(del.MerchantID, nil)
+			defer d.out.release(merchantID)
+			more := false
+			for _, del := range group {
+				if d.attemptDurable(del) {
+					more = true
+				}
+			}
+			if more {
+				d.claimAndRun(merchantID, nil)
 			}
 		}()
 	}
 	wg.Wait()
 	return len(dels), nil
+}
+
+// release gives back claims that will not be attempted here.
+func (d *Dispatcher) release(dels []Delivery) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, del := range dels {
+		if err := d.out.box.Release(ctx, del); err != nil {
+			d.log.Warn("webhook claim not released; it lapses with its lease", "event", del.EventID, "error", err)
+			return
+		}
+	}
 }
 
 // startDurable starts the sweep, once, when Config.OutboxSweep asks for it.

@@ -53,6 +53,9 @@ type Outbox interface {
 	Events(ctx context.Context, merchantID string, offset, limit int) ([]EventRecord, int, error)
 	Event(ctx context.Context, merchantID, eventID string) (EventRecord, bool, error)
 	EndpointDeliveries(ctx context.Context, merchantID, endpointID string, offset, limit int) ([]EndpointDeliveryRecord, int, error)
+	// Claimed reports whether a delivery of the merchant is claimed, by
+	// any replica, with a lease still running at now (real time).
+	Claimed(ctx context.Context, merchantID string, now time.Time) (bool, error)
 	// Pending reports whether any delivery of the merchant is pending.
 	Pending(ctx context.Context, merchantID string) (bool, error)
 	// ResetEvents forgets a merchant's events and deliveries.
