@@ -14,18 +14,29 @@ import (
 // shared by two merchants only makes their advances wait for each other.
 const advanceLock = 0x616476
 
+// maxAdvanceConns is how many advances of a replica may hold or wait for
+// their lock at once, each on a connection of its own; more wait here.
+const maxAdvanceConns = 4
+
 // LockAdvance implements lifecycle.AdvanceLocker with a session advisory
 // lock on a connection of its own, outside the pool: the advance it
 // guards uses pooled connections, and holding one of those while waiting
 // could starve the pool. A replica that dies mid-advance ends its session,
 // which releases the lock.
 func (s *Store) LockAdvance(ctx context.Context, merchantID string) (func(), error) {
+	select {
+	case s.advancing <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
+		<-s.advancing
 		return nil, check("connecting to take the advance lock", err)
 	}
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1::int, hashtext($2))`, advanceLock, merchantID); err != nil {
 		_ = conn.Close(context.WithoutCancel(ctx))
+		<-s.advancing
 		return nil, check("taking the advance lock of "+merchantID, err)
 	}
 	return func() {
@@ -33,5 +44,6 @@ func (s *Store) LockAdvance(ctx context.Context, merchantID string) (func(), err
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = conn.Close(ctx)
+		<-s.advancing
 	}, nil
 }

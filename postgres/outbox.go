@@ -539,11 +539,15 @@ func (s *Store) TrimEvents(ctx context.Context, merchantID string, keep int) err
 	if keep <= 0 {
 		return fmt.Errorf("trim events: keep %d must be positive", keep)
 	}
-	_, err := s.pool.Exec(ctx, `DELETE FROM webhook_events e
-		WHERE e.merchant_id = $1
-			AND e.seq < (SELECT seq FROM webhook_events WHERE merchant_id = $1 ORDER BY seq DESC OFFSET $2 - 1 LIMIT 1)
-			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
-				WHERE d.merchant_id = e.merchant_id AND d.event_id = e.id AND d.state = 'pending')`, merchantID, keep)
+	// The events are locked first, skipping one a redelivery holds: its
+	// new round is pending, though this statement could not see it yet.
+	_, err := s.pool.Exec(ctx, `DELETE FROM webhook_events
+		WHERE merchant_id = $1 AND id IN (SELECT e.id FROM webhook_events e
+			WHERE e.merchant_id = $1
+				AND e.seq < (SELECT seq FROM webhook_events WHERE merchant_id = $1 ORDER BY seq DESC OFFSET $2 - 1 LIMIT 1)
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+					WHERE d.merchant_id = e.merchant_id AND d.event_id = e.id AND d.state = 'pending')
+			FOR UPDATE SKIP LOCKED)`, merchantID, keep)
 	if err != nil {
 		return check("trimming the events of "+merchantID, err)
 	}

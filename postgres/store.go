@@ -39,6 +39,9 @@ const DefaultMaxConns = 10
 type Store struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
+	// advancing bounds the connections LockAdvance opens outside the
+	// pool, so that many advances at once cannot use up the server's.
+	advancing chan struct{}
 }
 
 var _ paymock.Store = (*Store)(nil)
@@ -89,7 +92,7 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 		return nil, err
 	}
 	log.Debug("database ready", "database", where, "schema_version", version, "max_conns", pc.MaxConns)
-	return &Store{pool: pool, log: log}, nil
+	return &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns)}, nil
 }
 
 // Close closes every connection, waiting for those in use.
