@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/paymock/paymock/internal/packed"
 )
 
 // Store keeps payments. Every method is scoped to one merchant: a payment of
@@ -481,11 +483,6 @@ func statusCodes() [6]Status {
 	return [...]Status{1: StatusPending, 2: StatusCompleted, 3: StatusSucceeded, 4: StatusExpired, 5: StatusFailed}
 }
 
-func appendString(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
-}
-
 // appendCommon writes s as 2n+1 when it is common string n, else as 2
 // times its length and its bytes.
 func appendCommon(dst []byte, s string, c *commonStrings) []byte {
@@ -508,11 +505,11 @@ func appendCode[T ~string](dst []byte, v T, codes []T) []byte {
 			return append(dst, byte(i))
 		}
 	}
-	return appendString(append(dst, 0), string(v))
+	return packed.AppendString(append(dst, 0), string(v))
 }
 
 func encodePayment(dst []byte, p *Payment, c *commonStrings) []byte {
-	dst = appendString(dst, p.ID)
+	dst = packed.AppendString(dst, p.ID)
 	var flags byte
 	pm := p.PaymentMethod
 	if pm != nil {
@@ -536,14 +533,14 @@ func encodePayment(dst []byte, p *Payment, c *commonStrings) []byte {
 	dst = appendCode(dst, p.Currency, cs[:])
 	dst = appendCode(dst, p.Status, ss[:])
 	for _, s := range [...]string{p.Customer.ID, p.Customer.Email, p.Customer.Name, p.Description, string(p.Metadata)} {
-		dst = appendString(dst, s)
+		dst = packed.AppendString(dst, s)
 	}
 	dst = appendCommon(dst, p.SuccessURL, c)
 	dst = appendCommon(dst, p.CancelURL, c)
 	if flags&checkoutEndsInID != 0 {
 		dst = appendCommon(dst, p.CheckoutURL[:len(p.CheckoutURL)-len(p.ID)], c)
 	} else {
-		dst = appendString(dst, p.CheckoutURL)
+		dst = packed.AppendString(dst, p.CheckoutURL)
 	}
 	for _, t := range [...]time.Time{p.CreatedAt, p.UpdatedAt, p.ExpiresAt, p.CompletedAt} {
 		dst = appendTime(dst, t)
@@ -551,16 +548,16 @@ func encodePayment(dst []byte, p *Payment, c *commonStrings) []byte {
 	if pm == nil {
 		return dst
 	}
-	dst = appendString(dst, pm.Type)
-	dst = appendString(dst, pm.Card.Brand)
-	dst = appendString(dst, pm.Card.Last4)
+	dst = packed.AppendString(dst, pm.Type)
+	dst = packed.AppendString(dst, pm.Card.Brand)
+	dst = packed.AppendString(dst, pm.Card.Last4)
 	dst = binary.AppendVarint(dst, int64(pm.Card.ExpiryMonth))
 	dst = binary.AppendVarint(dst, int64(pm.Card.ExpiryYear))
 	if bd := pm.BillingDetails; bd != nil {
-		dst = appendString(dst, bd.Name)
+		dst = packed.AppendString(dst, bd.Name)
 		if a := bd.Address; a != nil {
 			for _, s := range [...]string{a.Line1, a.Line2, a.City, a.State, a.PostalCode, a.Country} {
-				dst = appendString(dst, s)
+				dst = packed.AppendString(dst, s)
 			}
 		}
 	}
@@ -576,61 +573,28 @@ func recordID(enc []byte) []byte {
 // decoder reads an encoding from one string copy of it: every string of
 // the payment is a piece of that copy, so decoding allocates once for all
 // of them and shares nothing with the arena.
-type decoder struct {
-	s string
-	i int
-}
-
-func (d *decoder) uvarint() uint64 {
-	var v uint64
-	for shift := 0; ; shift += 7 {
-		c := d.s[d.i]
-		d.i++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v
-		}
-	}
-}
-
-func (d *decoder) varint() int64 {
-	u := d.uvarint()
-	return int64(u>>1) ^ -int64(u&1)
-}
-
-func (d *decoder) byte() byte {
-	c := d.s[d.i]
-	d.i++
-	return c
-}
-
-func (d *decoder) string() string {
-	n := int(d.uvarint())
-	s := d.s[d.i : d.i+n]
-	d.i += n
-	return s
-}
+type decoder struct{ packed.Reader }
 
 func (d *decoder) common(c []string) string {
-	v := d.uvarint()
+	v := d.Uvarint()
 	if v&1 == 1 {
 		return c[v>>1]
 	}
-	s := d.s[d.i : d.i+int(v>>1)]
-	d.i += int(v >> 1)
+	s := d.S[d.I : d.I+int(v>>1)]
+	d.I += int(v >> 1)
 	return s
 }
 
 func (d *decoder) time() time.Time {
-	sec := d.varint()
-	return time.Unix(sec, int64(d.uvarint())).UTC()
+	sec := d.Varint()
+	return time.Unix(sec, int64(d.Uvarint())).UTC()
 }
 
 func decodeCode[T ~string](d *decoder, codes []T) T {
-	if c := d.byte(); c != 0 {
+	if c := d.Byte(); c != 0 {
 		return codes[c]
 	}
-	return T(d.string())
+	return T(d.String())
 }
 
 // decodePayment reads an encoding of encodePayment; c are its book's
@@ -643,18 +607,18 @@ func decodePayment(enc []byte, merchantID string, c *commonStrings) Payment {
 	idLen, _ := binary.Uvarint(enc)
 	sb.Grow(len(enc) + c.maxLen + int(idLen))
 	sb.Write(enc)
-	d := decoder{s: sb.String()}
+	d := decoder{packed.Reader{S: sb.String()}}
 	common := c.s
-	p := Payment{ID: d.string(), MerchantID: merchantID}
-	flags := d.byte()
+	p := Payment{ID: d.String(), MerchantID: merchantID}
+	flags := d.Byte()
 	p.Declines3DS = flags&declines3DS != 0
-	p.Amount = Amount(d.varint())
+	p.Amount = Amount(d.Varint())
 	cs, ss := currencyCodes(), statusCodes()
 	p.Currency = decodeCode(&d, cs[:])
 	p.Status = decodeCode(&d, ss[:])
-	p.Customer = Customer{ID: d.string(), Email: d.string(), Name: d.string()}
-	p.Description = d.string()
-	if m := d.string(); m != "" {
+	p.Customer = Customer{ID: d.String(), Email: d.String(), Name: d.String()}
+	p.Description = d.String()
+	if m := d.String(); m != "" {
 		p.Metadata = []byte(m) // a copy of its own: a caller may change it
 	}
 	p.SuccessURL, p.CancelURL = d.common(common), d.common(common)
@@ -663,20 +627,20 @@ func decodePayment(enc []byte, merchantID string, c *commonStrings) Payment {
 		sb.WriteString(p.ID)
 		p.CheckoutURL = sb.String()[len(enc):]
 	} else {
-		p.CheckoutURL = d.string()
+		p.CheckoutURL = d.String()
 	}
 	p.CreatedAt, p.UpdatedAt, p.ExpiresAt, p.CompletedAt = d.time(), d.time(), d.time(), d.time()
 	if flags&hasMethod == 0 {
 		return p
 	}
-	pm := &PaymentMethod{Type: d.string()}
-	pm.Card.Brand, pm.Card.Last4 = d.string(), d.string()
-	pm.Card.ExpiryMonth, pm.Card.ExpiryYear = int(d.varint()), int(d.varint())
+	pm := &PaymentMethod{Type: d.String()}
+	pm.Card.Brand, pm.Card.Last4 = d.String(), d.String()
+	pm.Card.ExpiryMonth, pm.Card.ExpiryYear = int(d.Varint()), int(d.Varint())
 	if flags&hasBilling != 0 {
-		pm.BillingDetails = &BillingDetails{Name: d.string()}
+		pm.BillingDetails = &BillingDetails{Name: d.String()}
 		if flags&hasAddress != 0 {
-			pm.BillingDetails.Address = &Address{Line1: d.string(), Line2: d.string(), City: d.string(),
-				State: d.string(), PostalCode: d.string(), Country: d.string()}
+			pm.BillingDetails.Address = &Address{Line1: d.String(), Line2: d.String(), City: d.String(),
+				State: d.String(), PostalCode: d.String(), Country: d.String()}
 		}
 	}
 	p.PaymentMethod = pm

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/internal/packed"
 )
 
 // DefaultJournalSize is how many requests a merchant's journal keeps.
@@ -307,7 +308,7 @@ const (
 // duration as whole microseconds when they give back its float exactly,
 // then its violations.
 func appendEntry(dst []byte, e *JournalEntry, op, variant uint32) []byte {
-	dst = appendEntryString(dst, e.ID)
+	dst = packed.AppendString(dst, e.ID)
 	var flags byte
 	t, err := time.Parse(paymock.TimeLayout, e.At)
 	if err == nil && paymock.FormatTime(t) == e.At {
@@ -321,11 +322,11 @@ func appendEntry(dst []byte, e *JournalEntry, op, variant uint32) []byte {
 	if flags&atInSeconds != 0 {
 		dst = binary.AppendVarint(dst, t.Unix())
 	} else {
-		dst = appendEntryString(dst, e.At)
+		dst = packed.AppendString(dst, e.At)
 	}
 	dst = appendMethod(dst, e.Method)
 	for _, s := range [...]string{e.Path, e.Query, e.InjectedFault} {
-		dst = appendEntryString(dst, s)
+		dst = packed.AppendString(dst, s)
 	}
 	dst = binary.AppendUvarint(dst, uint64(op))
 	dst = binary.AppendUvarint(dst, uint64(variant))
@@ -337,9 +338,9 @@ func appendEntry(dst []byte, e *JournalEntry, op, variant uint32) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(e.Violations)))
 	for _, v := range e.Violations {
-		dst = appendEntryString(dst, v.Param)
-		dst = appendEntryString(dst, v.Code)
-		dst = appendEntryString(dst, v.Message)
+		dst = packed.AppendString(dst, v.Param)
+		dst = packed.AppendString(dst, v.Code)
+		dst = packed.AppendString(dst, v.Message)
 	}
 	return dst
 }
@@ -357,78 +358,44 @@ func appendMethod(dst []byte, m string) []byte {
 			return append(dst, byte(i))
 		}
 	}
-	return appendEntryString(append(dst, 0), m)
+	return packed.AppendString(append(dst, 0), m)
 }
 
 func (r *entryReader) method() string {
-	r.i++
-	if c := r.s[r.i-1]; c != 0 {
+	if c := r.Byte(); c != 0 {
 		return methods()[c]
 	}
-	return r.string()
-}
-
-func appendEntryString(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
+	return r.String()
 }
 
 // entryReader reads an encoded entry; the strings it returns are pieces of
 // the entry's own string, which nothing changes, so they cost nothing.
-type entryReader struct {
-	s string
-	i int
-}
-
-func (r *entryReader) uvarint() uint64 {
-	var v uint64
-	for shift := 0; ; shift += 7 {
-		c := r.s[r.i]
-		r.i++
-		v |= uint64(c&0x7f) << shift
-		if c < 0x80 {
-			return v
-		}
-	}
-}
-
-func (r *entryReader) string() string {
-	n := int(r.uvarint())
-	s := r.s[r.i : r.i+n]
-	r.i += n
-	return s
-}
-
-func (r *entryReader) varint() int64 {
-	u := r.uvarint()
-	return int64(u>>1) ^ -int64(u&1)
-}
+type entryReader struct{ packed.Reader }
 
 // decodeEntry reads an entry of appendEntry; names are the journal's.
 func decodeEntry(enc string, names []string) JournalEntry {
-	r := entryReader{s: enc}
-	e := JournalEntry{ID: r.string()}
-	flags := enc[r.i]
-	r.i++
+	r := entryReader{packed.Reader{S: enc}}
+	e := JournalEntry{ID: r.String()}
+	flags := r.Byte()
 	if flags&atInSeconds != 0 {
-		e.At = paymock.FormatTime(time.Unix(r.varint(), 0))
+		e.At = paymock.FormatTime(time.Unix(r.Varint(), 0))
 	} else {
-		e.At = r.string()
+		e.At = r.String()
 	}
 	e.Method = r.method()
-	e.Path, e.Query, e.InjectedFault = r.string(), r.string(), r.string()
-	e.Operation, e.Variant = names[r.uvarint()], names[r.uvarint()]
-	e.Status = int(r.varint())
+	e.Path, e.Query, e.InjectedFault = r.String(), r.String(), r.String()
+	e.Operation, e.Variant = names[r.Uvarint()], names[r.Uvarint()]
+	e.Status = int(r.Varint())
 	if flags&durationInMicros != 0 {
-		e.DurationMS = microsMS(int64(r.uvarint()))
+		e.DurationMS = microsMS(int64(r.Uvarint()))
 	} else {
-		e.DurationMS = math.Float64frombits(binary.LittleEndian.Uint64([]byte(r.s[r.i : r.i+8])))
-		r.i += 8
+		e.DurationMS = math.Float64frombits(binary.LittleEndian.Uint64([]byte(r.S[r.I : r.I+8])))
+		r.I += 8
 	}
-	if n := int(r.uvarint()); n > 0 {
+	if n := int(r.Uvarint()); n > 0 {
 		e.Violations = make([]paymock.Violation, n)
 		for k := range e.Violations {
-			e.Violations[k] = paymock.Violation{Param: r.string(), Code: r.string(), Message: r.string()}
+			e.Violations[k] = paymock.Violation{Param: r.String(), Code: r.String(), Message: r.String()}
 		}
 	}
 	return e
