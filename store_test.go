@@ -1,25 +1,14 @@
-// Tests of the in-memory store: the conformance suite every store runs, and
-// what is particular to MemoryStore. An external test package, because the
-// suite itself imports paymock.
+// Tests of the paging arithmetic every store's list relies on.
 
 package paymock_test
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"strconv"
 	"testing"
 
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/internal/storetest"
 )
-
-var _ paymock.Store = (*paymock.MemoryStore)(nil)
-
-func TestMemoryStore_Conformance(t *testing.T) {
-	storetest.Run(t, func(*testing.T) paymock.Store { return paymock.NewMemoryStore() })
-}
 
 func TestPageOf(t *testing.T) {
 	if strconv.IntSize < 64 {
@@ -75,25 +64,5 @@ func TestTotalPages(t *testing.T) {
 		if got := paymock.TotalPages(tc.total, tc.perPage); got != tc.want {
 			t.Errorf("TotalPages(%d, %d) = %d, want %d", tc.total, tc.perPage, got, tc.want)
 		}
-	}
-}
-
-// BenchmarkMemoryStore_List shows that a page costs the same whatever the
-// number of payments stored.
-func BenchmarkMemoryStore_List(b *testing.B) {
-	for _, n := range []int{100, 100_000} {
-		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
-			s := paymock.NewMemoryStore()
-			storetest.Fill(b, s, "acme", n)
-			storetest.Fill(b, s, "globex", 10)
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				items, _, err := s.List(ctx, "acme", 50, 10)
-				if err != nil || len(items) != 10 {
-					b.Fatalf("List: %d items, %v", len(items), err)
-				}
-			}
-		})
 	}
 }

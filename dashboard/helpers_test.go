@@ -23,6 +23,7 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/dashboard"
+	"github.com/paymock/paymock/memory"
 	"golang.org/x/net/html"
 )
 
@@ -35,9 +36,9 @@ const (
 var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // fakeSandbox implements every interface of the dashboard over a real
-// paymock.MemoryStore, with frozen per-merchant clocks.
+// memory.Payments, with frozen per-merchant clocks.
 type fakeSandbox struct {
-	store *paymock.MemoryStore
+	store *memory.Payments
 
 	mu        sync.Mutex
 	merchants map[string]*paymock.Merchant
@@ -99,7 +100,7 @@ type fakeEndpoint struct {
 
 func newFakeSandbox() *fakeSandbox {
 	f := &fakeSandbox{
-		store:     paymock.NewMemoryStore(),
+		store:     memory.NewPayments(),
 		merchants: make(map[string]*paymock.Merchant),
 		keys:      make(map[string]*fakeKey),
 		clocks:    make(map[string]time.Time),

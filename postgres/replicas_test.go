@@ -179,7 +179,7 @@ func inProcess(t *testing.T, n int, clock lifecycle.ClockConfig, now func(i int)
 		if now != nil {
 			cfg.Now = now(i)
 		}
-		sb, err := sandbox.New(sandbox.Config{Store: st, Clock: cfg, Merchants: []paymock.Merchant{acme}})
+		sb, err := sandbox.New(sandbox.Config{Backend: st.Backend(), Clock: cfg, Merchants: []paymock.Merchant{acme}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,6 +95,12 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 	return &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns)}, nil
 }
 
+// Backend is the store as a paymock.Backend, every concern on this
+// database.
+func (s *Store) Backend() paymock.Backend {
+	return paymock.Backend{Payments: s}
+}
+
 // Close closes every connection, waiting for those in use.
 func (s *Store) Close() { s.pool.Close() }
 

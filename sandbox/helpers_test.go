@@ -25,6 +25,7 @@ import (
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/memory"
 	"github.com/paymock/paymock/postgres"
 	"github.com/paymock/paymock/webhooks"
 )
@@ -62,8 +63,8 @@ type envConfig struct {
 	journalSize  *int
 	maxMerchants int
 	metrics      bool
-	store        paymock.Store // nil: testStore's
-	outage       bool          // 503 store_unavailable answers are expected
+	backend      paymock.Backend // zero: testBackend's
+	outage       bool            // 503 store_unavailable answers are expected
 }
 
 // expectingOutage lets the server answer 503 store_unavailable, which a
@@ -75,7 +76,7 @@ func withStart(t time.Time) envOption { return func(c *envConfig) { c.start = t 
 
 // onStore builds the sandbox on st: several envs on one shared store are
 // replicas of one sandbox.
-func onStore(st paymock.Store) envOption { return func(c *envConfig) { c.store = st } }
+func onBackend(b paymock.Backend) envOption { return func(c *envConfig) { c.backend = b } }
 
 // withVariants sends the wire forms of a --variants spec, drawn from seed.
 func withVariants(spec string, seed uint64) envOption {
@@ -161,12 +162,12 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		journalSize = *cfg.journalSize
 	}
 	srv := httptest.NewUnstartedServer(nil)
-	store := cfg.store
-	if store == nil {
-		store = testStore(t)
+	backend := cfg.backend
+	if backend.Payments == nil {
+		backend = testBackend(t)
 	}
 	sb, err := New(Config{
-		Store:        store,
+		Backend:      backend,
 		Logger:       logger,
 		Merchants:    cfg.merchants,
 		Clock:        clockCfg,
@@ -208,20 +209,20 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	return env
 }
 
-// testStore is the store a test's sandbox keeps payments in: nil (the
-// memory store), or with PAYMOCK_TEST_STORE=postgres a fresh database on
+// testBackend is the backend a test's sandbox keeps its state in: memory
+// (memory.New), or with PAYMOCK_TEST_STORE=postgres a fresh database on
 // a throwaway PostgreSQL, so the whole suite runs against both.
-func testStore(t testing.TB) paymock.Store {
+func testBackend(t testing.TB) paymock.Backend {
 	t.Helper()
 	if os.Getenv("PAYMOCK_TEST_STORE") != "postgres" {
-		return nil
+		return memory.New()
 	}
 	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	return st
+	return st.Backend()
 }
 
 // logBuffer collects the server's logs; tests read them (keys must never

@@ -19,7 +19,7 @@ func TestOutage_EveryCallThatNeedsTheDatabaseIsA503(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	e := newEnv(t, onStore(st), expectingOutage())
+	e := newEnv(t, onBackend(st.Backend()), expectingOutage())
 	rule := e.addFault(keyA, map[string]any{"operation": "listPayments", "status": 503})
 	id := e.create(keyA, nil)
 

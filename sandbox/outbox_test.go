@@ -34,7 +34,7 @@ func replicaEnvsOn(t *testing.T, url string, n int, opts ...envOption) []*testEn
 			t.Fatal(err)
 		}
 		t.Cleanup(st.Close)
-		envs[i] = newEnv(t, append(opts, onStore(st))...)
+		envs[i] = newEnv(t, append(opts, onBackend(st.Backend()))...)
 	}
 	return envs
 }

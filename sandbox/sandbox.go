@@ -21,6 +21,7 @@ import (
 	"github.com/paymock/paymock/fakepayments"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/memory"
 	"github.com/paymock/paymock/metrics"
 	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/webhooks"
@@ -62,8 +63,9 @@ type Config struct {
 	// FakePayments preloads each merchant with this many payments made
 	// from the seed on its first request.
 	FakePayments int
-	// Store keeps the payments; nil means a new in-memory store.
-	Store paymock.Store
+	// Backend keeps the sandbox's state; the zero value means a new
+	// in-memory one (memory.New).
+	Backend paymock.Backend
 	// MaxMerchants caps how many open-mode merchants are held at once
 	// (configured merchants do not count): a new token past it is a 429.
 	// 0 means paymock.DefaultMaxMerchants; negative, no cap.
@@ -121,8 +123,12 @@ func New(cfg Config) (*Sandbox, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	backend := cfg.Backend
+	if backend.Payments == nil {
+		backend = memory.New()
+	}
 	clockCfg := cfg.Clock
-	if cs, ok := cfg.Store.(lifecycle.ClockStore); ok && clockCfg.Store == nil {
+	if cs, ok := backend.Payments.(lifecycle.ClockStore); ok && clockCfg.Store == nil {
 		// A store every replica shares keeps the clocks too, so that each
 		// replica shows a merchant the same time.
 		clockCfg.Store = cs
@@ -157,10 +163,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := cfg.Store
-	if store == nil {
-		store = paymock.NewMemoryStore()
-	}
+	store := backend.Payments
 	mercCfg := paymock.MerchantsConfig{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
 		IDs: derivedIDs(idSeed, 1), Logger: logger,

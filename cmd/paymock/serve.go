@@ -16,6 +16,7 @@ import (
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/memory"
 	"github.com/paymock/paymock/postgres"
 	"github.com/paymock/paymock/sandbox"
 )
@@ -92,7 +93,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 
 	// The database first: one that is down is a start-up error (exit 2)
 	// naming it, before the port is taken.
-	var store paymock.Store
+	backend := memory.New()
 	if opts.storeURL != "" {
 		octx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
 		pg, err := postgres.Open(octx, postgres.Config{URL: opts.storeURL, Logger: logger})
@@ -101,7 +102,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 			return &usageError{err: fmt.Errorf("%s: cannot use the PostgreSQL database: %w", opts.storeFrom, err)}
 		}
 		defer pg.Close() // after the sandbox has stopped, below
-		store = pg
+		backend = pg.Backend()
 	}
 
 	ln, err := net.Listen("tcp", opts.addr)
@@ -128,7 +129,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		BodyLimit:       opts.bodyLimit,
 		JournalSize:     opts.journalSize,
 		FakePayments:    opts.fakePayments,
-		Store:           store,
+		Backend:         backend,
 		MaxMerchants:    sandboxMaxMerchants(opts.maxMerchants),
 		MerchantIdleTTL: sandboxIdleTTL(opts.merchantIdleTTL),
 		FaultsFile:      opts.faultsPath,

@@ -1,8 +1,8 @@
-// Benchmarks of the memory store (what a stored payment costs it, what a
+// Benchmarks of the memory payments store (what a stored payment costs it, what a
 // look-up costs), and tests of what its compact form adds to the
 // conformance suite: ids whose hashes meet, and garbage left by updates.
 
-package paymock
+package memory
 
 import (
 	"context"
@@ -11,13 +11,15 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/paymock/paymock"
 )
 
 // apiPayment is a payment shaped like the API's, with strings of their own
 // as a decoded request would have them.
-func apiPayment(id string, now time.Time) Payment {
-	return Payment{ID: id, MerchantID: "mer_0000000000000000000000001", Amount: 1050, Currency: "USD", Status: StatusPending,
-		Customer:    Customer{ID: "cus_IwedGhNUwYReemdqbSIibeTf", Email: fmt.Sprint("jane@example.com"), Name: fmt.Sprint("Jane Doe")},
+func apiPayment(id string, now time.Time) paymock.Payment {
+	return paymock.Payment{ID: id, MerchantID: "mer_0000000000000000000000001", Amount: 1050, Currency: "USD", Status: paymock.StatusPending,
+		Customer:    paymock.Customer{ID: "cus_IwedGhNUwYReemdqbSIibeTf", Email: fmt.Sprint("jane@example.com"), Name: fmt.Sprint("Jane Doe")},
 		Description: fmt.Sprint("Order 1234"), Metadata: []byte(`{"order_id":"ord_1234"}`),
 		SuccessURL: fmt.Sprint("https://shop.example.com/success"), CancelURL: fmt.Sprint("https://shop.example.com/cancel"),
 		CheckoutURL: "http://localhost:8080/checkout/" + id, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
@@ -29,7 +31,7 @@ func BenchmarkMemoryStore_BytesPerPayment(b *testing.B) {
 	const n = 100_000
 	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	for b.Loop() {
-		s := NewMemoryStore()
+		s := NewPayments()
 		heap := func() uint64 {
 			runtime.GC()
 			var ms runtime.MemStats
@@ -51,7 +53,7 @@ func BenchmarkMemoryStore_BytesPerPayment(b *testing.B) {
 func BenchmarkMemoryStore_Get(b *testing.B) {
 	const n = 100_000
 	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
-	s := NewMemoryStore()
+	s := NewPayments()
 	for i := range n {
 		if err := s.Insert(context.Background(), apiPayment(fmt.Sprintf("pay_%024d", i), now)); err != nil {
 			b.Fatal(err)
@@ -71,7 +73,7 @@ func BenchmarkMemoryStore_Get(b *testing.B) {
 // still be found, and only under its own merchant.
 func TestMemoryStore_IDsWhoseHashesMeet(t *testing.T) {
 	ctx := context.Background()
-	s := NewMemoryStore()
+	s := NewPayments()
 	s.hash = func(string) uint64 { return 7 }
 	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	stored := map[string][]string{"m1": {"pay_a", "pay_b", "pay_c"}, "m2": {"pay_d", "pay_b"}}
@@ -84,7 +86,7 @@ func TestMemoryStore_IDsWhoseHashesMeet(t *testing.T) {
 			}
 		}
 	}
-	if err := s.Insert(ctx, Payment{ID: "pay_c", MerchantID: "m1"}); err == nil {
+	if err := s.Insert(ctx, paymock.Payment{ID: "pay_c", MerchantID: "m1"}); err == nil {
 		t.Error("a second pay_c of m1 was taken")
 	}
 	for _, tc := range []struct {
@@ -99,7 +101,7 @@ func TestMemoryStore_IDsWhoseHashesMeet(t *testing.T) {
 			t.Errorf("Get(%s, %s) = %s/%s, %v; found should be %v", tc.merchant, tc.id, p.MerchantID, p.ID, err, tc.found)
 		}
 	}
-	p, err := s.Update(ctx, "m1", "pay_c", func(p *Payment) error { p.Amount = 1; return nil })
+	p, err := s.Update(ctx, "m1", "pay_c", func(p *paymock.Payment) error { p.Amount = 1; return nil })
 	if err != nil || p.ID != "pay_c" || p.Amount != 1 {
 		t.Errorf("Update(m1, pay_c) = %s %d, %v", p.ID, p.Amount, err)
 	}
@@ -111,7 +113,7 @@ func TestMemoryStore_IDsWhoseHashesMeet(t *testing.T) {
 	}
 	for id, want := range map[string]string{"pay_a": "", "pay_c": "", "pay_b": "m2", "pay_d": "m2"} {
 		p, err := s.Locate(ctx, id)
-		if want == "" && !errors.Is(err, ErrNotFound) || want != "" && (err != nil || p.MerchantID != want) {
+		if want == "" && !errors.Is(err, paymock.ErrNotFound) || want != "" && (err != nil || p.MerchantID != want) {
 			t.Errorf("after m1's reset, Locate(%s) = %s, %v; want merchant %q", id, p.MerchantID, err, want)
 		}
 	}
@@ -122,7 +124,7 @@ func TestMemoryStore_IDsWhoseHashesMeet(t *testing.T) {
 // alive, and every payment still reads back as last written.
 func TestMemoryStore_UpdatesLeaveBoundedGarbage(t *testing.T) {
 	ctx := context.Background()
-	s := NewMemoryStore()
+	s := NewPayments()
 	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	const n, rounds = 500, 40
 	for i := range n {
@@ -134,8 +136,8 @@ func TestMemoryStore_UpdatesLeaveBoundedGarbage(t *testing.T) {
 	live := b.arena.used
 	for r := range rounds {
 		for i := range n {
-			_, err := s.Update(ctx, b.merchantID, fmt.Sprintf("pay_%06d", i), func(p *Payment) error {
-				p.Amount = Amount(r*n + i)
+			_, err := s.Update(ctx, b.merchantID, fmt.Sprintf("pay_%06d", i), func(p *paymock.Payment) error {
+				p.Amount = paymock.Amount(r*n + i)
 				return nil
 			})
 			if err != nil {
@@ -155,7 +157,7 @@ func TestMemoryStore_UpdatesLeaveBoundedGarbage(t *testing.T) {
 	}
 	for k, p := range items {
 		i := n - 1 - k
-		if p.ID != fmt.Sprintf("pay_%06d", i) || p.Amount != Amount((rounds-1)*n+i) || p.Customer.Email != "jane@example.com" {
+		if p.ID != fmt.Sprintf("pay_%06d", i) || p.Amount != paymock.Amount((rounds-1)*n+i) || p.Customer.Email != "jane@example.com" {
 			t.Errorf("item %d = %s %d %q", k, p.ID, p.Amount, p.Customer.Email)
 		}
 	}
@@ -166,10 +168,10 @@ func TestMemoryStore_UpdatesLeaveBoundedGarbage(t *testing.T) {
 // details, exactly.
 func TestMemoryStore_ValuesOutsideTheCodes(t *testing.T) {
 	ctx := context.Background()
-	s := NewMemoryStore()
-	want := Payment{ID: "pay_odd", MerchantID: "m", Amount: -5, Currency: "XTS", Status: "on_hold",
-		PaymentMethod: &PaymentMethod{Type: "card", Card: CardSummary{Brand: "visa", Last4: "0002", ExpiryMonth: 1, ExpiryYear: 2031},
-			BillingDetails: &BillingDetails{Name: "Only A Name"}},
+	s := NewPayments()
+	want := paymock.Payment{ID: "pay_odd", MerchantID: "m", Amount: -5, Currency: "XTS", Status: "on_hold",
+		PaymentMethod: &paymock.PaymentMethod{Type: "card", Card: paymock.CardSummary{Brand: "visa", Last4: "0002", ExpiryMonth: 1, ExpiryYear: 2031},
+			BillingDetails: &paymock.BillingDetails{Name: "Only A Name"}},
 		CreatedAt: time.Unix(-86400*365*100, 5).UTC(), ExpiresAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)}
 	if err := s.Insert(ctx, want); err != nil {
 		t.Fatal(err)
@@ -190,10 +192,10 @@ func TestMemoryStore_ValuesOutsideTheCodes(t *testing.T) {
 // not: every one comes back as written.
 func TestMemoryStore_CommonStringsRunOut(t *testing.T) {
 	ctx := context.Background()
-	s := NewMemoryStore()
+	s := NewPayments()
 	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	const n = 3 * maxCommon
-	want := make([]Payment, n)
+	want := make([]paymock.Payment, n)
 	for i := range want {
 		p := apiPayment(fmt.Sprintf("pay_%03d", i), now)
 		p.SuccessURL = fmt.Sprintf("https://shop.example.com/success?order=%d", i)

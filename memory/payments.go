@@ -1,0 +1,596 @@
+// The payments and customers of every merchant, held in memory in a compact
+// form that keeps the heap the garbage collector scans small.
+
+package memory
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/packed"
+)
+
+// Payments is a Store held in memory, safe for concurrent use. Each
+// merchant has its own lock, so merchants do not contend with each other.
+//
+// A million payments must fit a laptop and must not slow the garbage
+// collector down: every payment is one encoded record in its merchant's
+// byte arena, found through maps of hashes to record numbers, so the heap
+// the collector scans stays small whatever the number stored.
+type Payments struct {
+	// hash maps ids into the indexes; ids whose hashes meet are told apart
+	// by comparing the ids themselves.
+	hash  func(id string) uint64
+	mu    sync.RWMutex
+	books map[string]*book
+	byNum []*book // books by number, for the owner index
+	owner [ownerShards]ownerShard
+}
+
+// ownerShards splits the id -> merchant index for Locate, so that inserts
+// of different merchants rarely wait on the same lock.
+const ownerShards = 16
+
+// ownerShard maps an id's hash to its book's number + 1; 0 means several
+// ids or books share the hash, and Locate asks every book.
+type ownerShard struct {
+	mu sync.Mutex
+	m  map[uint64]uint32
+}
+
+// book is one merchant's payments: records in creation order, which makes
+// a list page cost O(page) whatever the number stored, and an index from
+// id hash to record number.
+type book struct {
+	num        uint32
+	merchantID string
+	mu         sync.RWMutex
+	byHash     map[uint64]uint32 // id hash -> record number
+	collided   map[string]uint32 // ids whose hash another id of the book has; nil until one does
+	recs       records
+	arena      arena
+	common     commonStrings
+	customers  map[string]string
+}
+
+// maxCommon bounds the strings a book spells once for all its payments.
+const maxCommon = 64
+
+// commonStrings are strings most payments of a merchant repeat (its
+// success and cancel URLs, the start of checkout URLs): an encoding names
+// them by number. The first maxCommon strings seen are taken, common or
+// not; later ones are written out in full.
+type commonStrings struct {
+	s      []string
+	num    map[string]uint32
+	maxLen int // of s, the room a decoding leaves for a checkout URL
+}
+
+// add returns the number of s, numbering it if there is room.
+func (c *commonStrings) add(s string) (uint32, bool) {
+	if n, ok := c.num[s]; ok {
+		return n, true
+	}
+	if len(c.s) >= maxCommon {
+		return 0, false
+	}
+	if c.num == nil {
+		c.num = make(map[string]uint32)
+	}
+	s = strings.Clone(s) // not a piece of some larger string kept alive by it
+	n := uint32(len(c.s))
+	c.s = append(c.s, s)
+	c.num[s] = n
+	c.maxLen = max(c.maxLen, len(s))
+	return n, true
+}
+
+// recordChunk is how many record positions one chunk holds.
+const recordChunk = 512
+
+// record is where a payment's encoding lies in its book's arena.
+type record struct{ chunk, off, n uint32 }
+
+// records are a book's record positions, oldest first, in fixed-size
+// chunks: a growing slice would keep up to twice the room it needs and
+// copy every position each time it doubles.
+type records struct {
+	c [][]record
+	n int
+}
+
+func (rs *records) at(i int) *record { return &rs.c[i/recordChunk][i%recordChunk] }
+
+func (rs *records) push(r record) {
+	if rs.n%recordChunk == 0 {
+		rs.c = append(rs.c, make([]record, 0, recordChunk))
+	}
+	last := len(rs.c) - 1
+	rs.c[last] = append(rs.c[last], r)
+	rs.n++
+}
+
+// Arena chunks start small, so a merchant with a few payments holds a few
+// kilobytes, and double up to a fixed size, so a growing arena never
+// copies what it holds.
+const (
+	firstArenaChunk = 2 << 10
+	maxArenaChunk   = 256 << 10
+	// compactAfter is the dead bytes below which a book is never
+	// compacted, however much of it they are: a small book's garbage is
+	// not worth a copy.
+	compactAfter = 64 << 10
+)
+
+// arena is a book's encoded payments. An update writes the payment anew
+// and leaves the old bytes dead; when more are dead than live, the book
+// is compacted.
+type arena struct {
+	c    [][]byte
+	used int // bytes written, dead or alive
+	dead int
+}
+
+// add appends an encoding and returns where it lies. An encoding never
+// spans two chunks.
+func (a *arena) add(enc []byte) record {
+	last := len(a.c) - 1
+	if last < 0 || cap(a.c[last])-len(a.c[last]) < len(enc) {
+		size := firstArenaChunk
+		if last >= 0 {
+			size = min(2*cap(a.c[last]), maxArenaChunk)
+		}
+		a.c = append(a.c, make([]byte, 0, max(size, len(enc))))
+		last++
+	}
+	off := len(a.c[last])
+	a.c[last] = append(a.c[last], enc...)
+	a.used += len(enc)
+	return record{chunk: uint32(last), off: uint32(off), n: uint32(len(enc))}
+}
+
+func (a *arena) bytes(r record) []byte { return a.c[r.chunk][r.off : r.off+r.n] }
+
+// NewPayments returns an empty store.
+func NewPayments() *Payments {
+	seed := maphash.MakeSeed()
+	s := &Payments{hash: func(id string) uint64 { return maphash.String(seed, id) }, books: make(map[string]*book)}
+	for i := range s.owner {
+		s.owner[i].m = make(map[uint64]uint32)
+	}
+	return s
+}
+
+func (s *Payments) book(merchantID string, create bool) *book {
+	s.mu.RLock()
+	b := s.books[merchantID]
+	s.mu.RUnlock()
+	if b != nil || !create {
+		return b
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b = s.books[merchantID]; b == nil {
+		b = &book{num: uint32(len(s.byNum)), merchantID: merchantID, byHash: make(map[uint64]uint32)}
+		s.books[merchantID] = b
+		s.byNum = append(s.byNum, b)
+	}
+	return b
+}
+
+// find returns the record number of id in b, which the caller has locked.
+func (b *book) find(h uint64, id string) (int, bool) {
+	if i, ok := b.collided[id]; ok {
+		return int(i), true
+	}
+	i, ok := b.byHash[h]
+	if !ok || string(recordID(b.arena.bytes(*b.recs.at(int(i))))) != id {
+		return 0, false
+	}
+	return int(i), true
+}
+
+// Insert implements Store.
+func (s *Payments) Insert(_ context.Context, p paymock.Payment) error {
+	b := s.book(p.MerchantID, true)
+	h := s.hash(p.ID)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, dup := b.find(h, p.ID); dup {
+		return fmt.Errorf("insert %s: id already used", p.ID)
+	}
+	n := uint32(b.recs.n)
+	if _, taken := b.byHash[h]; taken {
+		if b.collided == nil {
+			b.collided = make(map[string]uint32)
+		}
+		b.collided[p.ID] = n
+	} else {
+		b.byHash[h] = n
+	}
+	var buf [512]byte // most payments: their encoding never reaches the heap
+	b.recs.push(b.arena.add(encodePayment(buf[:0], &p, &b.common)))
+	// Under the book's lock, so that a racing Reset sees the owner entry
+	// of every payment it forgets.
+	s.own(h, b.num)
+	return nil
+}
+
+// own records that the id of hash h is in book num.
+func (s *Payments) own(h uint64, num uint32) {
+	sh := &s.owner[h%ownerShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if was, ok := sh.m[h]; ok && was != num+1 {
+		sh.m[h] = 0 // another id, or the same in another book: ask them all
+		return
+	}
+	sh.m[h] = num + 1
+}
+
+// Locate implements Store. An id stored under two merchants is found in
+// one of them.
+func (s *Payments) Locate(ctx context.Context, id string) (paymock.Payment, error) {
+	h := s.hash(id)
+	sh := &s.owner[h%ownerShards]
+	sh.mu.Lock()
+	v, ok := sh.m[h]
+	sh.mu.Unlock()
+	if !ok {
+		return paymock.Payment{}, fmt.Errorf("payment %s: %w", id, paymock.ErrNotFound)
+	}
+	if v != 0 {
+		s.mu.RLock()
+		b := s.byNum[v-1]
+		s.mu.RUnlock()
+		return b.get(h, id)
+	}
+	s.mu.RLock()
+	books := s.byNum[:len(s.byNum):len(s.byNum)]
+	s.mu.RUnlock()
+	for i := len(books) - 1; i >= 0; i-- {
+		if p, err := books[i].get(h, id); err == nil {
+			return p, nil
+		}
+	}
+	return paymock.Payment{}, fmt.Errorf("payment %s: %w", id, paymock.ErrNotFound)
+}
+
+// Get implements Store.
+func (s *Payments) Get(_ context.Context, merchantID, id string) (paymock.Payment, error) {
+	b := s.book(merchantID, false)
+	if b == nil {
+		return paymock.Payment{}, fmt.Errorf("payment %s: %w", id, paymock.ErrNotFound)
+	}
+	return b.get(s.hash(id), id)
+}
+
+func (b *book) get(h uint64, id string) (paymock.Payment, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	i, ok := b.find(h, id)
+	if !ok {
+		return paymock.Payment{}, fmt.Errorf("payment %s: %w", id, paymock.ErrNotFound)
+	}
+	return b.decode(i), nil
+}
+
+func (b *book) decode(i int) paymock.Payment {
+	return decodePayment(b.arena.bytes(*b.recs.at(i)), b.merchantID, &b.common)
+}
+
+// List implements Store.
+func (s *Payments) List(_ context.Context, merchantID string, offset, limit int) ([]paymock.Payment, int, error) {
+	if offset < 0 || limit < 0 {
+		return nil, 0, fmt.Errorf("list: negative offset or limit")
+	}
+	b := s.book(merchantID, false)
+	if b == nil {
+		return []paymock.Payment{}, 0, nil
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	total := b.recs.n
+	if offset >= total {
+		return []paymock.Payment{}, total, nil
+	}
+	n := min(limit, total-offset)
+	out := make([]paymock.Payment, n)
+	// Newest first: walk the creation order backwards from the offset.
+	for i := range n {
+		out[i] = b.decode(total - 1 - offset - i)
+	}
+	return out, total, nil
+}
+
+// CustomerID implements Store. Emails are matched without regard to case.
+func (s *Payments) CustomerID(_ context.Context, merchantID, email string, newID func() string) (string, error) {
+	key := strings.ToLower(email)
+	b := s.book(merchantID, true)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	id, ok := b.customers[key]
+	if !ok {
+		id = newID()
+		if b.customers == nil {
+			b.customers = make(map[string]string)
+		}
+		b.customers[key] = id
+	}
+	return id, nil
+}
+
+// Update implements Store. The payment is written anew at the end of the
+// arena and its record points there; the old encoding is dead bytes.
+func (s *Payments) Update(_ context.Context, merchantID, id string, fn func(*paymock.Payment) error) (paymock.Payment, error) {
+	b := s.book(merchantID, false)
+	if b == nil {
+		return paymock.Payment{}, fmt.Errorf("payment %s: %w", id, paymock.ErrNotFound)
+	}
+	h := s.hash(id)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i, ok := b.find(h, id)
+	if !ok {
+		return paymock.Payment{}, fmt.Errorf("payment %s: %w", id, paymock.ErrNotFound)
+	}
+	p := b.decode(i) // a copy: fn's changes land only if it succeeds
+	if err := fn(&p); err != nil {
+		return b.decode(i), err
+	}
+	r := b.recs.at(i)
+	stored := b.arena.bytes(*r)
+	p.ID, p.MerchantID = string(recordID(stored)), b.merchantID
+	b.arena.dead += len(stored)
+	var buf [512]byte
+	*r = b.arena.add(encodePayment(buf[:0], &p, &b.common))
+	if b.arena.dead > compactAfter && b.arena.dead > b.arena.used-b.arena.dead {
+		b.compact()
+	}
+	return p, nil
+}
+
+// compact copies the live encodings into a new arena, in record order, so
+// that a book updated over and over holds at most about twice its
+// payments' bytes. Its cost is that of the updates that made the garbage.
+func (b *book) compact() {
+	var fresh arena
+	for ci := range b.recs.c {
+		for j := range b.recs.c[ci] {
+			r := &b.recs.c[ci][j]
+			*r = fresh.add(b.arena.bytes(*r))
+		}
+	}
+	b.arena = fresh
+}
+
+// Reset implements Store. The book is emptied in place, under its lock, so
+// an Insert racing with the reset lands either before it (and is forgotten)
+// or after it (and is kept), never in a book nobody reads.
+func (s *Payments) Reset(_ context.Context, merchantID string) error {
+	b := s.book(merchantID, false)
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for h := range b.byHash {
+		s.disown(h, b.num)
+	}
+	for id := range b.collided {
+		s.disown(s.hash(id), b.num)
+	}
+	b.byHash = make(map[uint64]uint32)
+	b.collided = nil
+	b.recs = records{}
+	b.arena = arena{}
+	b.common = commonStrings{}
+	b.customers = nil
+	return nil
+}
+
+// disown forgets that the id of hash h is in book num. A shared entry
+// stays: Locate then asks the books, which know.
+func (s *Payments) disown(h uint64, num uint32) {
+	sh := &s.owner[h%ownerShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m[h] == num+1 {
+		delete(sh.m, h)
+	}
+}
+
+// The encoding of a payment in a book's arena: the id first, so an index
+// look-up reads it without decoding the rest; then a flags byte, the
+// amount, the currency and status as small numbers (0 and the text for any
+// other), strings as a length and bytes, times as seconds and nanoseconds.
+// The merchant id is the book's and is not repeated; the success and
+// cancel URLs, and a checkout URL that ends in the payment's id, are
+// written as the book's common strings where they can be.
+const (
+	hasMethod byte = 1 << iota
+	hasBilling
+	hasAddress
+	declines3DS
+	checkoutEndsInID // only the start of the checkout URL is written
+)
+
+// The small numbers of currencies and statuses; 0 is none of them. They
+// are written to no disk, so they may change with the code.
+func currencyCodes() [5]paymock.Currency {
+	return [...]paymock.Currency{1: paymock.USD, 2: paymock.EUR, 3: paymock.GBP, 4: paymock.CAD}
+}
+
+func statusCodes() [6]paymock.Status {
+	return [...]paymock.Status{1: paymock.StatusPending, 2: paymock.StatusCompleted, 3: paymock.StatusSucceeded, 4: paymock.StatusExpired, 5: paymock.StatusFailed}
+}
+
+// appendCommon writes s as 2n+1 when it is common string n, else as 2
+// times its length and its bytes.
+func appendCommon(dst []byte, s string, c *commonStrings) []byte {
+	if n, ok := c.add(s); ok {
+		return binary.AppendUvarint(dst, uint64(n)<<1|1)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(s))<<1)
+	return append(dst, s...)
+}
+
+func appendTime(dst []byte, t time.Time) []byte {
+	dst = binary.AppendVarint(dst, t.Unix())
+	return binary.AppendUvarint(dst, uint64(t.Nanosecond()))
+}
+
+// appendCode writes the number of v among codes, or 0 and v itself.
+func appendCode[T ~string](dst []byte, v T, codes []T) []byte {
+	for i, c := range codes {
+		if i > 0 && c == v {
+			return append(dst, byte(i))
+		}
+	}
+	return packed.AppendString(append(dst, 0), string(v))
+}
+
+func encodePayment(dst []byte, p *paymock.Payment, c *commonStrings) []byte {
+	dst = packed.AppendString(dst, p.ID)
+	var flags byte
+	pm := p.PaymentMethod
+	if pm != nil {
+		flags |= hasMethod
+		if pm.BillingDetails != nil {
+			flags |= hasBilling
+			if pm.BillingDetails.Address != nil {
+				flags |= hasAddress
+			}
+		}
+	}
+	if p.Declines3DS {
+		flags |= declines3DS
+	}
+	if p.ID != "" && strings.HasSuffix(p.CheckoutURL, p.ID) {
+		flags |= checkoutEndsInID
+	}
+	dst = append(dst, flags)
+	dst = binary.AppendVarint(dst, int64(p.Amount))
+	cs, ss := currencyCodes(), statusCodes()
+	dst = appendCode(dst, p.Currency, cs[:])
+	dst = appendCode(dst, p.Status, ss[:])
+	for _, s := range [...]string{p.Customer.ID, p.Customer.Email, p.Customer.Name, p.Description, string(p.Metadata)} {
+		dst = packed.AppendString(dst, s)
+	}
+	dst = appendCommon(dst, p.SuccessURL, c)
+	dst = appendCommon(dst, p.CancelURL, c)
+	if flags&checkoutEndsInID != 0 {
+		dst = appendCommon(dst, p.CheckoutURL[:len(p.CheckoutURL)-len(p.ID)], c)
+	} else {
+		dst = packed.AppendString(dst, p.CheckoutURL)
+	}
+	for _, t := range [...]time.Time{p.CreatedAt, p.UpdatedAt, p.ExpiresAt, p.CompletedAt} {
+		dst = appendTime(dst, t)
+	}
+	if pm == nil {
+		return dst
+	}
+	dst = packed.AppendString(dst, pm.Type)
+	dst = packed.AppendString(dst, pm.Card.Brand)
+	dst = packed.AppendString(dst, pm.Card.Last4)
+	dst = binary.AppendVarint(dst, int64(pm.Card.ExpiryMonth))
+	dst = binary.AppendVarint(dst, int64(pm.Card.ExpiryYear))
+	if bd := pm.BillingDetails; bd != nil {
+		dst = packed.AppendString(dst, bd.Name)
+		if a := bd.Address; a != nil {
+			for _, s := range [...]string{a.Line1, a.Line2, a.City, a.State, a.PostalCode, a.Country} {
+				dst = packed.AppendString(dst, s)
+			}
+		}
+	}
+	return dst
+}
+
+// recordID is the id at the start of an encoding, still in the arena.
+func recordID(enc []byte) []byte {
+	n, k := binary.Uvarint(enc)
+	return enc[k : k+int(n)]
+}
+
+// decoder reads an encoding from one string copy of it: every string of
+// the payment is a piece of that copy, so decoding allocates once for all
+// of them and shares nothing with the arena.
+type decoder struct{ packed.Reader }
+
+func (d *decoder) common(c []string) string {
+	v := d.Uvarint()
+	if v&1 == 1 {
+		return c[v>>1]
+	}
+	s := d.S[d.I : d.I+int(v>>1)]
+	d.I += int(v >> 1)
+	return s
+}
+
+func (d *decoder) time() time.Time {
+	sec := d.Varint()
+	return time.Unix(sec, int64(d.Uvarint())).UTC()
+}
+
+func decodeCode[T ~string](d *decoder, codes []T) T {
+	if c := d.Byte(); c != 0 {
+		return codes[c]
+	}
+	return T(d.String())
+}
+
+// decodePayment reads an encoding of encodePayment; c are its book's
+// common strings.
+func decodePayment(enc []byte, merchantID string, c *commonStrings) paymock.Payment {
+	// One allocation holds the copy of enc and, after it, a checkout URL
+	// rebuilt from its start and the id: strings handed out earlier keep
+	// their bytes, as a Builder only ever appends.
+	var sb strings.Builder
+	idLen, _ := binary.Uvarint(enc)
+	sb.Grow(len(enc) + c.maxLen + int(idLen))
+	sb.Write(enc)
+	d := decoder{packed.Reader{S: sb.String()}}
+	common := c.s
+	p := paymock.Payment{ID: d.String(), MerchantID: merchantID}
+	flags := d.Byte()
+	p.Declines3DS = flags&declines3DS != 0
+	p.Amount = paymock.Amount(d.Varint())
+	cs, ss := currencyCodes(), statusCodes()
+	p.Currency = decodeCode(&d, cs[:])
+	p.Status = decodeCode(&d, ss[:])
+	p.Customer = paymock.Customer{ID: d.String(), Email: d.String(), Name: d.String()}
+	p.Description = d.String()
+	if m := d.String(); m != "" {
+		p.Metadata = []byte(m) // a copy of its own: a caller may change it
+	}
+	p.SuccessURL, p.CancelURL = d.common(common), d.common(common)
+	if flags&checkoutEndsInID != 0 {
+		sb.WriteString(d.common(common))
+		sb.WriteString(p.ID)
+		p.CheckoutURL = sb.String()[len(enc):]
+	} else {
+		p.CheckoutURL = d.String()
+	}
+	p.CreatedAt, p.UpdatedAt, p.ExpiresAt, p.CompletedAt = d.time(), d.time(), d.time(), d.time()
+	if flags&hasMethod == 0 {
+		return p
+	}
+	pm := &paymock.PaymentMethod{Type: d.String()}
+	pm.Card.Brand, pm.Card.Last4 = d.String(), d.String()
+	pm.Card.ExpiryMonth, pm.Card.ExpiryYear = int(d.Varint()), int(d.Varint())
+	if flags&hasBilling != 0 {
+		pm.BillingDetails = &paymock.BillingDetails{Name: d.String()}
+		if flags&hasAddress != 0 {
+			pm.BillingDetails.Address = &paymock.Address{Line1: d.String(), Line2: d.String(), City: d.String(),
+				State: d.String(), PostalCode: d.String(), Country: d.String()}
+		}
+	}
+	p.PaymentMethod = pm
+	return p
+}
