@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net/mail"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // CreateRequest is the body of POST /api/v1/payments. Pointers tell a field
@@ -19,11 +21,11 @@ type CreateRequest struct {
 	Currency      Currency            `json:"currency"`
 	Customer      *CustomerInput      `json:"customer"`
 	Description   string              `json:"description"`
-	ExpiresIn     *int64              `json:"expires_in"`
+	ExpiresIn     *Whole              `json:"expires_in"`
 	Metadata      json.RawMessage     `json:"metadata"`
 	SuccessURL    string              `json:"success_url"`
 	CancelURL     string              `json:"cancel_url"`
-	MCC           *int64              `json:"mcc"`
+	MCC           *Whole              `json:"mcc"`
 	AccountID     *string             `json:"account_id"`
 	PaymentMethod *PaymentMethodInput `json:"payment_method"`
 }
@@ -44,8 +46,8 @@ type PaymentMethodInput struct {
 // CardInput holds the full card details; it is never stored or logged.
 type CardInput struct {
 	Number      string `json:"number"`
-	ExpiryMonth int    `json:"expiry_month"`
-	ExpiryYear  int    `json:"expiry_year"`
+	ExpiryMonth Whole  `json:"expiry_month"`
+	ExpiryYear  Whole  `json:"expiry_year"`
 	CVC         string `json:"cvc"`
 }
 
@@ -63,6 +65,13 @@ const (
 	// as the contract does: a year like 1486 or 2500 is a client's bug.
 	MinCardYear = 2000
 	MaxCardYear = 2100
+	// Metadata is bounded as most payment APIs bound it, so that no
+	// merchant can make a page of payments weigh megabytes: keys, key
+	// length, and each value's length (a string's characters, or any
+	// other value's JSON bytes).
+	MaxMetadataKeys     = 50
+	MaxMetadataKeyLen   = 40
+	MaxMetadataValueLen = 500
 )
 
 // ValidatedCreate is a create request that passed every rule, with its
@@ -132,6 +141,8 @@ func ValidateCreate(r CreateRequest, m *Merchant, now time.Time) (ValidatedCreat
 		missing("metadata")
 	case t[0] != '{':
 		add("metadata", "parameter_invalid", "metadata must be an object")
+	default:
+		vs = append(vs, validateMetadata(t)...)
 	}
 	for _, u := range []struct{ param, value string }{{"success_url", r.SuccessURL}, {"cancel_url", r.CancelURL}} {
 		switch {
@@ -189,7 +200,7 @@ func validatePaymentMethod(pm *PaymentMethodInput, now time.Time) []Violation {
 		// A card is valid through the last day of its expiry month.
 		if monthOK && yearOK {
 			y, m, _ := now.UTC().Date()
-			if c.ExpiryYear < y || c.ExpiryYear == y && time.Month(c.ExpiryMonth) < m {
+			if int(c.ExpiryYear) < y || int(c.ExpiryYear) == y && time.Month(c.ExpiryMonth) < m {
 				add("payment_method.card.expiry_year", "card_expired", "the card has expired")
 			}
 		}
@@ -245,8 +256,8 @@ func NewPayment(v ValidatedCreate, in NewPaymentInput) Payment {
 			Card: CardSummary{
 				Brand:       CardBrand(pm.Card.Number),
 				Last4:       pm.Card.Number[len(pm.Card.Number)-4:],
-				ExpiryMonth: pm.Card.ExpiryMonth,
-				ExpiryYear:  pm.Card.ExpiryYear,
+				ExpiryMonth: int(pm.Card.ExpiryMonth),
+				ExpiryYear:  int(pm.Card.ExpiryYear),
 			},
 			BillingDetails: pm.BillingDetails,
 		}
@@ -300,4 +311,45 @@ func digits(s string, min, max int) bool {
 
 func countryCode(s string) bool {
 	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
+}
+
+// validateMetadata checks the bounds of a metadata object; the contract
+// declares the number of keys (maxProperties), and the rest is here
+// because JSON Schema 3.0 cannot bound the length of keys or of values of
+// any type.
+func validateMetadata(raw []byte) []Violation {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return nil // not an object: the contract has said so
+	}
+	var vs []Violation
+	add := func(msg string) {
+		vs = append(vs, Violation{Param: "metadata", Code: "parameter_invalid", Message: msg})
+	}
+	if len(fields) > MaxMetadataKeys {
+		add(fmt.Sprintf("metadata must have at most %d keys, not %d", MaxMetadataKeys, len(fields)))
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // one order of violations for one body
+	for _, k := range keys {
+		if utf8.RuneCountInString(k) > MaxMetadataKeyLen {
+			add(fmt.Sprintf("metadata key %q is longer than %d characters", clip(k), MaxMetadataKeyLen))
+			continue
+		}
+		v := bytes.TrimSpace(fields[k])
+		var str string
+		if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &str) == nil {
+			if utf8.RuneCountInString(str) > MaxMetadataValueLen {
+				add(fmt.Sprintf("metadata.%s must be at most %d characters", k, MaxMetadataValueLen))
+			}
+			continue
+		}
+		if len(compact(v)) > MaxMetadataValueLen {
+			add(fmt.Sprintf("metadata.%s must be at most %d bytes of JSON", k, MaxMetadataValueLen))
+		}
+	}
+	return vs
 }

@@ -64,7 +64,7 @@ func TestValidateCreate_AcceptsValidRequests(t *testing.T) {
 func TestValidateCreate_ReturnsParsedValues(t *testing.T) {
 	r := validRequest()
 	r.Amount = "1234.5"
-	r.ExpiresIn = ptr[int64](900)
+	r.ExpiresIn = ptr[Whole](900)
 	v, err := ValidateCreate(r, pciMerchant(), testNow)
 	if err != nil {
 		t.Fatalf("ValidateCreate: %v", err)
@@ -137,16 +137,16 @@ func TestValidateCreate_Amount(t *testing.T) {
 func TestValidateCreate_ExpiresInRange(t *testing.T) {
 	invalid := []pc{{"expires_in", "parameter_invalid"}}
 	runCreateCases(t, []createCase{
-		{name: "rejects -1", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[int64](-1) }, want: invalid},
-		{name: "rejects 0", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[int64](0) }, want: invalid},
-		{name: "accepts 1", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[int64](1) }},
-		{name: "accepts 2592000", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[int64](2592000) }},
-		{name: "rejects 2592001", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[int64](2592001) }, want: invalid},
-		{name: "rejects huge", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[int64](1 << 62) }, want: invalid},
+		{name: "rejects -1", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](-1) }, want: invalid},
+		{name: "rejects 0", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](0) }, want: invalid},
+		{name: "accepts 1", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](1) }},
+		{name: "accepts 2592000", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](2592000) }},
+		{name: "rejects 2592001", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](2592001) }, want: invalid},
+		{name: "rejects huge", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](1 << 62) }, want: invalid},
 	})
 
 	r := validRequest()
-	r.ExpiresIn = ptr[int64](MaxExpiresIn)
+	r.ExpiresIn = ptr[Whole](MaxExpiresIn)
 	v, err := ValidateCreate(r, pciMerchant(), testNow)
 	if err != nil || v.Expires != 30*24*time.Hour {
 		t.Errorf("Expires = %v, %v; want 720h, nil", v.Expires, err)
@@ -280,12 +280,12 @@ func TestValidEmail(t *testing.T) {
 }
 
 func TestValidateCreate_MccXorAccountID(t *testing.T) {
-	both := func(r *CreateRequest) { r.MCC = ptr[int64](5734); r.AccountID = ptr("acct_acme_main") }
+	both := func(r *CreateRequest) { r.MCC = ptr[Whole](5734); r.AccountID = ptr("acct_acme_main") }
 	neither := func(r *CreateRequest) { r.MCC = nil; r.AccountID = nil }
 	account := func(id string) func(r *CreateRequest) {
 		return func(r *CreateRequest) { r.MCC = nil; r.AccountID = ptr(id) }
 	}
-	mcc := func(v int64) func(r *CreateRequest) {
+	mcc := func(v Whole) func(r *CreateRequest) {
 		return func(r *CreateRequest) { r.MCC = ptr(v); r.AccountID = nil }
 	}
 	runCreateCases(t, []createCase{
@@ -442,7 +442,7 @@ func TestValidateCreate_Card(t *testing.T) {
 func TestValidateCreate_ReportsAllViolationsTogether(t *testing.T) {
 	r := validCardRequest()
 	r.Currency = "JPY"
-	r.ExpiresIn = ptr[int64](0)
+	r.ExpiresIn = ptr[Whole](0)
 	r.PaymentMethod.Card.CVC = "12"
 	_, err := ValidateCreate(r, pciMerchant(), testNow)
 	want := []pc{
@@ -537,7 +537,7 @@ func TestCardInput_FormattingRedactsCardData(t *testing.T) {
 func TestNewPayment(t *testing.T) {
 	r := validCardRequest()
 	r.Metadata = json.RawMessage(" {\n  \"zeta\": 1,\n  \"alpha\": [1, 2, {\"b\": \"x  y\", \"a\": null}],\n  \"mid\": {\"k\": \"v\"}\n} ")
-	r.ExpiresIn = ptr[int64](3600)
+	r.ExpiresIn = ptr[Whole](3600)
 	m := pciMerchant()
 	v, err := ValidateCreate(r, m, testNow)
 	if err != nil {

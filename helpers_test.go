@@ -42,11 +42,11 @@ func validRequest() CreateRequest {
 		Currency:    USD,
 		Customer:    &CustomerInput{Email: "jane@example.com", Name: "Jane Doe"},
 		Description: "Order #1001",
-		ExpiresIn:   ptr[int64](3600),
+		ExpiresIn:   ptr[Whole](3600),
 		Metadata:    json.RawMessage(`{"order_id":"1001"}`),
 		SuccessURL:  "https://shop.example/success",
 		CancelURL:   "https://shop.example/cancel",
-		MCC:         ptr[int64](5734),
+		MCC:         ptr[Whole](5734),
 	}
 }
 

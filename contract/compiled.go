@@ -71,6 +71,7 @@ type check struct {
 	required   []string
 	additional bool   // additionalProperties absent or true (or a schema)
 	addSchema  *check // additionalProperties as a schema
+	maxProps   *uint64
 
 	not   *check
 	oneOf []*check
@@ -137,7 +138,7 @@ func (c *compiler) compile(s *openapi3.Schema) *check {
 	k := &check{empty: s.IsEmpty(), nullable: s.Nullable, types: typeAny}
 	if s.Always != nil || s.ReadOnly || s.WriteOnly || s.AllowEmptyValue || s.UniqueItems ||
 		s.ExclusiveMin.IsSet() || s.ExclusiveMax.IsSet() || s.MultipleOf != nil ||
-		s.MinProps != 0 || s.MaxProps != nil || s.Discriminator != nil || s.Const != nil ||
+		s.MinProps != 0 || s.Discriminator != nil || s.Const != nil ||
 		len(s.PrefixItems) > 0 || s.Contains != nil || s.MinContains != nil || s.MaxContains != nil ||
 		len(s.PatternProperties) > 0 || len(s.DependentSchemas) > 0 || s.PropertyNames != nil ||
 		s.UnevaluatedItems.Has != nil || s.UnevaluatedItems.Schema != nil ||
@@ -202,6 +203,7 @@ func (c *compiler) compile(s *openapi3.Schema) *check {
 		}
 	}
 	k.required = s.Required
+	k.maxProps = s.MaxProps
 	k.additional = s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has
 	if r := s.AdditionalProperties.Schema; r != nil {
 		k.addSchema = c.ref(r)
@@ -492,10 +494,12 @@ func (k *check) object(t *tree, i int) verdict {
 	if len(k.required) > 64 {
 		return unsure
 	}
+	var count uint64
 	for j := i + 1; j < int(n.after); {
 		key := t.raw(&t.nodes[j])
 		v := j + 1
 		j = int(t.nodes[v].after)
+		count++
 		for r, name := range k.required {
 			if name == string(key) {
 				seen |= 1 << r
@@ -521,6 +525,11 @@ func (k *check) object(t *tree, i int) verdict {
 	}
 	if seen != 1<<len(k.required)-1 {
 		return invalid
+	}
+	if k.maxProps != nil && count > *k.maxProps {
+		// kin counts the keys of the decoded map, where a repeated key is
+		// one: past the bound, it judges.
+		return unsure
 	}
 	return result
 }

@@ -480,8 +480,8 @@ func (g *generator) card(created time.Time, cur paymock.Currency, holder string)
 		Type: "card",
 		Card: &paymock.CardInput{
 			Number:      number,
-			ExpiryMonth: 1 + g.r.IntN(12),
-			ExpiryYear:  created.Year() + 1 + g.r.IntN(5),
+			ExpiryMonth: paymock.Whole(1 + g.r.IntN(12)),
+			ExpiryYear:  paymock.Whole(created.Year() + 1 + g.r.IntN(5)),
 			CVC:         cvc,
 		},
 		BillingDetails: &paymock.BillingDetails{Name: holder, Address: addr},
@@ -499,7 +499,7 @@ func (g *generator) payment(s slot) (paymock.Payment, error) {
 	if err != nil {
 		return paymock.Payment{}, err
 	}
-	expiresIn := int64(s.expiresIn / time.Second)
+	expiresIn := paymock.Whole(s.expiresIn / time.Second)
 	req := paymock.CreateRequest{
 		Amount:      json.Number(amount.String()),
 		Currency:    cur,
@@ -509,7 +509,7 @@ func (g *generator) payment(s slot) (paymock.Payment, error) {
 		Metadata:    raw,
 		SuccessURL:  success,
 		CancelURL:   cancel,
-		MCC:         &mcc,
+		MCC:         (*paymock.Whole)(&mcc),
 	}
 	if g.cfg.Merchant.PCIApproved && g.r.IntN(5) == 0 {
 		req.PaymentMethod = g.card(s.created, cur, cus.Name)

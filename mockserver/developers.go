@@ -4,10 +4,7 @@
 package mockserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -123,8 +120,8 @@ func (s *Server) addWebhookEndpoint(c *echo.Context) error {
 	var req struct {
 		URL string `json:"url"`
 	}
-	if err := json.NewDecoder(bytes.NewReader(bodyOf(c))).Decode(&req); err != nil {
-		return fmt.Errorf("decode a validated endpoint: %w", err)
+	if err := decodeBody(c, &req); err != nil {
+		return err
 	}
 	e, err := s.developers.AddEndpoint(merchantOf(c).ID, req.URL)
 	if err != nil {

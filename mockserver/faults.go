@@ -4,11 +4,8 @@
 package mockserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -129,10 +126,8 @@ type faultsJSON struct {
 // addFault handles POST /_sandbox/faults.
 func (s *Server) addFault(c *echo.Context) error {
 	var in faults.Rule
-	dec := json.NewDecoder(bytes.NewReader(bodyOf(c)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return fmt.Errorf("decode a validated fault rule: %w", err)
+	if err := decodeBody(c, &in); err != nil {
+		return err
 	}
 	r, err := s.faults.AddContext(c.Request().Context(), merchantOf(c).ID, in)
 	if err != nil {

@@ -21,13 +21,8 @@ func (s *Server) createPayment(c *echo.Context) error {
 	ctx := c.Request().Context()
 	m := merchantOf(c)
 	var req paymock.CreateRequest
-	dec := json.NewDecoder(bytes.NewReader(bodyOf(c)))
-	dec.UseNumber()
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		// The contract check already accepted the body, so this is a
-		// mismatch between the document and the request type.
-		return fmt.Errorf("decode a validated create body: %w", err)
+	if err := decodeBody(c, &req); err != nil {
+		return err
 	}
 	now := s.clock.Now(m.ID)
 	v, err := paymock.ValidateCreate(req, m, now)

@@ -4,8 +4,6 @@
 package mockserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,10 +47,10 @@ func (s *Server) getClock(c *echo.Context) error {
 // falls due fires, in order, before the answer.
 func (s *Server) advanceClock(c *echo.Context) error {
 	var req struct {
-		Seconds int64 `json:"seconds"`
+		Seconds paymock.Whole `json:"seconds"`
 	}
-	if err := json.NewDecoder(bytes.NewReader(bodyOf(c))).Decode(&req); err != nil {
-		return fmt.Errorf("decode a validated advance body: %w", err)
+	if err := decodeBody(c, &req); err != nil {
+		return err
 	}
 	m := merchantOf(c)
 	now, fired, err := s.lifecycle.Advance(c.Request().Context(), m, time.Duration(req.Seconds)*time.Second)

@@ -75,6 +75,7 @@ fuzz() {
 fuzz ./sandbox FuzzCreatePayment
 fuzz ./sandbox FuzzListPayments
 fuzz ./sandbox FuzzPathID
+fuzz ./mockserver FuzzDecode_TakesWhatTheContractTakes
 fuzz ./faults FuzzParseHeader
 fuzz ./faults FuzzParse
 fuzz ./lifecycle FuzzParseScenarios

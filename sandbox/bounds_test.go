@@ -1,0 +1,142 @@
+// Tests of the bounds a shared sandbox puts on what a client sends: input
+// sizes declared in the contract, and numbers in every form JSON allows.
+
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// metadataOf is a metadata object of n keys "k00".. with the value v.
+func metadataOf(n int, v any) map[string]any {
+	md := make(map[string]any, n)
+	for i := range n {
+		md[fmt.Sprintf("k%02d", i)] = v
+	}
+	return md
+}
+
+// emailOf is a valid address of exactly n characters: a short local part
+// and a domain of labels up to 63 characters.
+func emailOf(n int) string {
+	domain := "example.com"
+	for len("jane@")+len(domain) < n {
+		label := min(n-len("jane@")-len(domain)-1, 63)
+		if label < 1 {
+			domain = "x" + domain
+			continue
+		}
+		domain = strings.Repeat("d", label) + "." + domain
+	}
+	return "jane@" + domain
+}
+
+func TestCreate_BoundsOfFreeText(t *testing.T) {
+	env := newEnv(t)
+	tests := []struct {
+		name      string
+		edit      func(map[string]any)
+		wantParam string // "" means the create succeeds
+	}{
+		{"description of 1000 characters", func(b map[string]any) { b["description"] = strings.Repeat("é", 1000) }, ""},
+		{"description of 1001 characters", func(b map[string]any) { b["description"] = strings.Repeat("d", 1001) }, "description"},
+		{"customer name of 255", func(b map[string]any) { b["customer"].(map[string]any)["name"] = strings.Repeat("n", 255) }, ""},
+		{"customer name of 256", func(b map[string]any) { b["customer"].(map[string]any)["name"] = strings.Repeat("n", 256) }, "customer.name"},
+		{"customer email of 254", func(b map[string]any) { b["customer"].(map[string]any)["email"] = emailOf(254) }, ""},
+		{"customer email of 255", func(b map[string]any) { b["customer"].(map[string]any)["email"] = emailOf(255) }, "customer.email"},
+		{"metadata of 50 keys", func(b map[string]any) { b["metadata"] = metadataOf(50, "v") }, ""},
+		{"metadata of 51 keys", func(b map[string]any) { b["metadata"] = metadataOf(51, "v") }, "metadata"},
+		{"metadata key of 40 characters", func(b map[string]any) { b["metadata"] = map[string]any{strings.Repeat("k", 40): "v"} }, ""},
+		{"metadata key of 41 characters", func(b map[string]any) { b["metadata"] = map[string]any{strings.Repeat("k", 41): "v"} }, "metadata"},
+		{"metadata value of 500 characters", func(b map[string]any) { b["metadata"] = metadataOf(1, strings.Repeat("ü", 500)) }, ""},
+		{"metadata value of 501 characters", func(b map[string]any) { b["metadata"] = metadataOf(1, strings.Repeat("v", 501)) }, "metadata"},
+		{"metadata value of 900 kB", func(b map[string]any) { b["metadata"] = metadataOf(1, strings.Repeat("v", 900_000)) }, "metadata"},
+		{"metadata object value over 500 bytes", func(b map[string]any) {
+			b["metadata"] = metadataOf(1, map[string]any{"list": strings.Split(strings.Repeat("ab,", 200), ",")})
+		}, "metadata"},
+		{"metadata number value", func(b map[string]any) { b["metadata"] = metadataOf(1, 12.5) }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := validCreate()
+			tc.edit(body)
+			st, out, _ := env.do("POST", "/api/v1/payments", keyA, body)
+			if tc.wantParam == "" {
+				if st != 201 {
+					t.Fatalf("status %d, want 201: %v", st, out)
+				}
+				return
+			}
+			if st != 400 {
+				t.Fatalf("status %d, want 400: %v", st, out)
+			}
+			if e := errorOf(t, out); e["param"] != tc.wantParam {
+				t.Errorf("param %v, want %s: %v", e["param"], tc.wantParam, e)
+			}
+		})
+	}
+	// Nothing refused was stored.
+	_, list, _ := env.do("GET", "/api/v1/payments?per_page=100", keyA, nil)
+	if n := list["pagination"].(map[string]any)["total_items"].(float64); n != 7 {
+		t.Errorf("%v payments stored, want the 7 accepted", n)
+	}
+}
+
+func TestCreate_WholeNumbersInEveryJSONForm(t *testing.T) {
+	env := newEnv(t)
+	for _, form := range []string{"60", "60.0", "6e1", "6E+1", "600e-1", "60.000"} {
+		t.Run("expires_in "+form, func(t *testing.T) {
+			body := validCreate()
+			body["expires_in"] = json.RawMessage(form)
+			body["mcc"] = json.RawMessage("5732.0")
+			st, out, _ := env.do("POST", "/api/v1/payments", keyA, body)
+			if st != 201 {
+				t.Fatalf("status %d, want 201: %v", st, out)
+			}
+			created, _ := time.Parse(time.RFC3339, out["created_at"].(string))
+			expires, _ := time.Parse(time.RFC3339, out["expires_at"].(string))
+			if d := expires.Sub(created); d != time.Minute {
+				t.Errorf("expires %v after creation, want 1m", d)
+			}
+		})
+	}
+	t.Run("card expiry month 12.0", func(t *testing.T) {
+		body := withCard(validCreate())
+		delete(body, "mcc")
+		body["account_id"] = "acct_sandbox_active"
+		card := body["payment_method"].(map[string]any)["card"].(map[string]any)
+		card["expiry_month"], card["expiry_year"] = json.RawMessage("12.0"), json.RawMessage("2.03e3")
+		st, out, _ := env.do("POST", "/api/v1/payments", keyA, body)
+		if st != 201 {
+			t.Fatalf("status %d, want 201: %v", st, out)
+		}
+		got := out["payment_method"].(map[string]any)["card"].(map[string]any)
+		if got["expiry_month"] != 12.0 || got["expiry_year"] != 2030.0 {
+			t.Errorf("card %v, want 12/2030", got)
+		}
+	})
+	t.Run("not whole is 400 naming the field", func(t *testing.T) {
+		body := validCreate()
+		body["expires_in"] = json.RawMessage("60.5")
+		st, out, _ := env.do("POST", "/api/v1/payments", keyA, body)
+		if st != 400 || errorOf(t, out)["param"] != "expires_in" {
+			t.Errorf("status %d, %v; want 400 naming expires_in", st, out)
+		}
+	})
+	t.Run("clock advance seconds 60.0", func(t *testing.T) {
+		_, before, _ := env.do("GET", "/_sandbox/clock", keyA, nil)
+		st, out, _ := env.do("POST", "/_sandbox/clock/advance", keyA, `{"seconds": 6.0e1}`)
+		if st != 200 {
+			t.Fatalf("status %d, want 200: %v", st, out)
+		}
+		b, _ := time.Parse(time.RFC3339, before["now"].(string))
+		a, _ := time.Parse(time.RFC3339, out["now"].(string))
+		if a.Sub(b) != time.Minute {
+			t.Errorf("the clock moved %v, want 1m", a.Sub(b))
+		}
+	})
+}
