@@ -3,6 +3,8 @@
 
 package paymock
 
+import "context"
+
 // Backend is where a sandbox keeps its state. Package memory builds one held
 // in the process (memory.New), package postgres one that every replica
 // shares (postgres.Store.Backend). Each field is an interface at the level
@@ -11,4 +13,7 @@ package paymock
 type Backend struct {
 	// Payments keeps payments and customers.
 	Payments Store
+	// Ready reports whether the backend can serve now (GET /readyz): nil
+	// when it can, an error wrapping ErrUnavailable when it cannot.
+	Ready func(ctx context.Context) error
 }

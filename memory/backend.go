@@ -2,10 +2,17 @@
 
 package memory
 
-import "github.com/paymock/paymock"
+import (
+	"context"
+
+	"github.com/paymock/paymock"
+)
 
 // New returns a Backend held in memory: nothing to set up, nothing kept
 // once the process ends.
 func New() paymock.Backend {
-	return paymock.Backend{Payments: NewPayments()}
+	return paymock.Backend{
+		Payments: NewPayments(),
+		Ready:    func(context.Context) error { return nil }, // the process is the store
+	}
 }

@@ -94,6 +94,12 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		x.rec.header.Set("Request-Id", x.id)
+		// No answer is to be sniffed into another type, and none cached:
+		// every one is of a merchant's own state, behind its key.
+		x.rec.header["X-Content-Type-Options"] = s.nosniff
+		if _, ok := x.rec.header["Cache-Control"]; !ok {
+			x.rec.header["Cache-Control"] = s.noStore
+		}
 		x.rec.flush(w, x.method == http.MethodHead)
 		return nil
 	}

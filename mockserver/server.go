@@ -74,6 +74,10 @@ type Config struct {
 	Observer Observer
 	// Metrics, when set, is served at GET /metrics, unauthenticated.
 	Metrics http.Handler
+	// Ready tells whether the sandbox can serve: GET /readyz answers 503
+	// while it returns an error (a database that cannot be reached). Nil
+	// is always ready.
+	Ready func(ctx context.Context) error
 }
 
 // Observer is told what the request chain sees (implemented by
@@ -117,6 +121,10 @@ type Server struct {
 	developers Developers
 	observer   Observer
 	metrics    http.Handler
+	ready      func(ctx context.Context) error
+	// Headers every answer carries, shared read-only (net/http never
+	// changes a header's values), so that setting them allocates nothing.
+	nosniff, noStore []string
 	// rules are operations' domain checks, also run on bodies the
 	// contract refused, by operation id.
 	rules map[string]func(m *paymock.Merchant, body []byte) []paymock.Violation
@@ -160,6 +168,9 @@ func New(cfg Config) (*Server, error) {
 		developers: cfg.Developers,
 		observer:   cfg.Observer,
 		metrics:    cfg.Metrics,
+		ready:      cfg.Ready,
+		nosniff:    []string{"nosniff"},
+		noStore:    []string{"no-store"},
 	}
 	if s.observer == nil {
 		s.observer = noObserver{}
@@ -173,6 +184,7 @@ func New(cfg Config) (*Server, error) {
 	e.Pre(s.chain()...)
 
 	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
 	if s.metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(s.metrics))
 	}
@@ -274,10 +286,32 @@ func (s *Server) Forget(merchantID string) {
 	s.seeded.Delete(merchantID)
 }
 
-// healthz handles GET /healthz: the server is up.
+// healthz handles GET /healthz: liveness. The process is up and serving;
+// it says nothing of the database, so that an orchestrator does not
+// restart replicas because the database they share is down.
 func (s *Server) healthz(c *echo.Context) error {
 	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
 }
+
+// readyz handles GET /readyz: readiness. 503 while the backend cannot
+// serve, so that a load balancer sends no traffic to a replica that
+// would answer every call with store_unavailable.
+func (s *Server) readyz(c *echo.Context) error {
+	if s.ready != nil {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
+		defer cancel()
+		if err := s.ready(ctx); err != nil {
+			s.log.WarnContext(ctx, "not ready", "error", err)
+			return c.JSONBlob(http.StatusServiceUnavailable, []byte(`{"status":"unavailable","code":"store_unavailable","message":"the sandbox's database cannot be reached"}`))
+		}
+	}
+	return c.JSONBlob(http.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+// readyTimeout bounds a readiness check, well inside the usual probe
+// timeouts of orchestrators (1 s for Kubernetes, 3 s for the image's
+// HEALTHCHECK).
+const readyTimeout = 800 * time.Millisecond
 
 // openapi handles GET /openapi.yaml: the service contract.
 func (s *Server) openapi(c *echo.Context) error {

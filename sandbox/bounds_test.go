@@ -140,3 +140,34 @@ func TestCreate_WholeNumbersInEveryJSONForm(t *testing.T) {
 		}
 	})
 }
+
+func TestAnswers_AreNeitherSniffedNorCached(t *testing.T) {
+	env := newEnv(t)
+	id := env.create(keyA, nil)
+	for _, c := range []struct{ method, path, key string }{
+		{"GET", "/api/v1/payments/" + id, keyA},
+		{"GET", "/api/v1/payments", keyA},
+		{"GET", "/api/v1/payments/" + id, ""}, // a 401
+		{"GET", "/api/v1/nothing", keyA},      // a 404
+		{"GET", "/_sandbox/clock", keyA},
+		{"GET", "/checkout/" + id, ""},
+		{"GET", "/healthz", ""},
+		{"GET", "/readyz", ""},
+	} {
+		_, _, h := env.do(c.method, c.path, c.key, nil)
+		if got := h.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s: X-Content-Type-Options %q, want nosniff", c.method, c.path, got)
+		}
+		if got := h.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("%s %s: Cache-Control %q, want no-store", c.method, c.path, got)
+		}
+	}
+}
+
+func TestReadyz_AnswersWhenTheBackendServes(t *testing.T) {
+	env := newEnv(t)
+	st, body, _ := env.do("GET", "/readyz", "", nil)
+	if st != 200 || body["status"] != "ok" {
+		t.Errorf("readyz: %d %v", st, body)
+	}
+}

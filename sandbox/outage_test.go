@@ -23,8 +23,21 @@ func TestOutage_EveryCallThatNeedsTheDatabaseIsA503(t *testing.T) {
 	rule := e.addFault(keyA, map[string]any{"operation": "listPayments", "status": 503})
 	id := e.create(keyA, nil)
 
+	if st, body, _ := e.do("GET", "/readyz", "", nil); st != http.StatusOK {
+		t.Errorf("readyz with the database up: %d %v", st, body)
+	}
+
 	// Cut the database off: no new connections, and the pool's closed.
 	back := pgtest.CutOff(t, url)
+
+	// Liveness stays: the process is fine; readiness says to send no
+	// traffic here.
+	if st, body, _ := e.do("GET", "/healthz", "", nil); st != http.StatusOK {
+		t.Errorf("healthz with the database down: %d %v, want 200", st, body)
+	}
+	if st, body, _ := e.do("GET", "/readyz", "", nil); st != http.StatusServiceUnavailable {
+		t.Errorf("readyz with the database down: %d %v, want 503", st, body)
+	}
 
 	for _, c := range []struct {
 		method, path string
@@ -54,6 +67,9 @@ func TestOutage_EveryCallThatNeedsTheDatabaseIsA503(t *testing.T) {
 	}
 
 	back()
+	if st, body, _ := e.do("GET", "/readyz", "", nil); st != http.StatusOK {
+		t.Errorf("readyz once the database is back: %d %v", st, body)
+	}
 	// Back by itself: the pool reconnects on the next call.
 	if st, body, _ := e.do("GET", "/api/v1/payments/"+id, keyA, nil); st != http.StatusOK {
 		t.Errorf("once the database is back: %d %v", st, body)

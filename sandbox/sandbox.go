@@ -245,6 +245,7 @@ func New(cfg Config) (*Sandbox, error) {
 		Developers:  merchants,
 		Observer:    met,
 	}
+	mcfg.Ready = backend.Ready
 	if met != nil {
 		mcfg.Metrics = met.Handler()
 	}
