@@ -151,6 +151,13 @@ func placeholder(name string) string {
 // nearest is the flag whose name is closest to name when it is close
 // enough to be a likely typo (an edit distance of at most 2), else "".
 func nearest(name string, specs []argSpec) string {
+	if to := otherToolsName(name); to != "" {
+		for _, s := range specs {
+			if s.name == to {
+				return to
+			}
+		}
+	}
 	best, bestDist := "", 3
 	for _, s := range specs {
 		if d := editDistance(name, s.name); d < bestDist {
@@ -161,6 +168,19 @@ func nearest(name string, specs []argSpec) string {
 		return "" // "-x" is close to every short name
 	}
 	return best
+}
+
+// otherToolsName is paymock's name for what other servers call name, too
+// far from ours for an edit distance to find: --port means --addr
+// (":8081"), --database-url means --store. "" when there is none.
+func otherToolsName(name string) string {
+	switch name {
+	case "port", "listen", "bind", "host":
+		return "addr"
+	case "database-url", "db", "database":
+		return "store"
+	}
+	return ""
 }
 
 // editDistance is the Levenshtein distance between a and b.

@@ -130,7 +130,14 @@ func writeFile(t *testing.T, name, content string) string {
 // serve that was wrongly accepted.
 func runCLI(ctx context.Context, args []string, env map[string]string) (stdout, stderr string, code int) {
 	var out, errOut strings.Builder
-	err := run(ctx, args, envOf(env), &out, &errOut)
+	environ := func() []string {
+		var kv []string
+		for k, v := range env {
+			kv = append(kv, k+"="+v)
+		}
+		return kv
+	}
+	err := runWith(ctx, args, envOf(env), &out, &errOut, hooks{environ: environ})
 	code = exitCode(err, &errOut)
 	return out.String(), errOut.String(), code
 }

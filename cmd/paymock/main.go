@@ -29,7 +29,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := runWith(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, hooks{environ: os.Environ})
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
 }
@@ -60,6 +60,9 @@ type hooks struct {
 	shuttingDown func()
 	// wrap, when set, wraps the server's handler.
 	wrap func(http.Handler) http.Handler
+	// environ, when set, lists the environment, whose PAYMOCK_* names
+	// serve checks (getenv alone cannot list them).
+	environ func() []string
 	// limits, when set, replaces defaultLimits (tests use short ones).
 	limits *serverLimits
 }
@@ -123,6 +126,9 @@ func runCommand(ctx context.Context, cmd string, args []string, getenv func(stri
 		printUsage(stdout)
 		printReportHint(stdout)
 		return nil
+	}
+	if h.environ != nil {
+		argErrs = append(argErrs, unknownEnv(h.environ())...)
 	}
 	opts, err := parseOptions(raw, argErrs)
 	if err != nil {

@@ -85,6 +85,22 @@ Run "paymock -h" for usage.
 `,
 		},
 		{
+			name: "an unknown PAYMOCK_ variable stops the start, with the nearest name",
+			env:  map[string]string{"PAYMOCK_ADRR": ":9090", "PAYMOCK_PORT": "9090", "PAYMOCK_WEBHOOKURL": "http://x.example", "PAYMOCK_TEST_STORE": "postgres", "HOME": "/root"},
+			wantStderr: `paymock: unknown environment variable PAYMOCK_ADRR (did you mean PAYMOCK_ADDR?); paymock reads PAYMOCK_<FLAG> for each flag of "paymock --help"
+unknown environment variable PAYMOCK_PORT (did you mean PAYMOCK_ADDR?); paymock reads PAYMOCK_<FLAG> for each flag of "paymock --help"
+unknown environment variable PAYMOCK_WEBHOOKURL (did you mean PAYMOCK_WEBHOOK_URL?); paymock reads PAYMOCK_<FLAG> for each flag of "paymock --help"
+Run "paymock -h" for usage.
+`,
+		},
+		{
+			name: "--port is --addr here",
+			args: []string{"--port", "8081"},
+			wantStderr: `paymock: unknown flag --port (did you mean --addr?)
+Run "paymock -h" for usage.
+`,
+		},
+		{
 			name: "an unknown command",
 			args: []string{"start"},
 			wantStderr: `paymock: unknown command "start" (want serve, healthcheck, report or version)

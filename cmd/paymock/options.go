@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -459,6 +460,17 @@ func parseStore(s string) (string, error) {
 	if _, err := url.Parse(s); err != nil {
 		return "", errors.New("not a usable URL: want postgres://user:password@host:5432/paymock")
 	}
+	// A password with an unescaped @, / or ? moves part of it into the
+	// host, path or query, where later messages would print it: refuse
+	// it here, saying how to write it, and print none of it.
+	rest := s[len(scheme)+len("://"):]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if strings.Count(rest[:end], "@") > 1 || strings.Contains(rest[end:], "@") {
+		return "", errors.New("the URL has an @ outside its user:password@ part: escape @, / and ? in the password as %40, %2F and %3F")
+	}
 	return s, nil
 }
 
@@ -534,4 +546,37 @@ func parseRetry(s string) ([]time.Duration, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// unknownEnv is an error for every PAYMOCK_* variable of environ that
+// serve does not read, with the nearest name when one is close: a typo
+// there (PAYMOCK_ADRR) must stop the start as a mistyped flag does,
+// rather than start on the defaults. The variables of the other
+// subcommands and of paymock's own test and bench scripts are known.
+func unknownEnv(environ []string) []error {
+	var specs []argSpec
+	known := map[string]bool{}
+	for _, s := range flagSpecs {
+		known[envName(s.name)] = true
+		specs = append(specs, argSpec{name: s.name})
+	}
+	for _, name := range []string{"REPORT_URL", "REPORT_API_KEY", "URL", "BIN", "POSTGRES_URL", "FUZZTIME", "HEAPPROFILE"} {
+		known[envPrefix+name] = true
+	}
+	var errs []error
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, envPrefix) || known[name] ||
+			strings.HasPrefix(name, envPrefix+"TEST_") || strings.HasPrefix(name, envPrefix+"SKIP_") {
+			continue
+		}
+		msg := "unknown environment variable " + name
+		flag := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, envPrefix)), "_", "-")
+		if near := nearest(flag, specs); near != "" {
+			msg += fmt.Sprintf(" (did you mean %s?)", envName(near))
+		}
+		errs = append(errs, errors.New(msg+"; paymock reads PAYMOCK_<FLAG> for each flag of \"paymock --help\""))
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errs
 }

@@ -308,3 +308,30 @@ func TestExitCode_IsTwoForUsageAndOneForFailures(t *testing.T) {
 		})
 	}
 }
+
+func TestStore_NoPartOfThePasswordIsEverPrinted(t *testing.T) {
+	// Each password holds "Zq9" and "Xw7" apart, so that any piece of it
+	// left in a message shows.
+	for _, u := range []string{
+		"postgres://u:Zq9@Xw7@127.0.0.1:1/db",
+		"postgres://u:12/Zq9Xw7@127.0.0.1:1/db",
+		"postgres://u:Zq9?Xw7@127.0.0.1:1/db",
+		"postgres://u:Zq9#Xw7@127.0.0.1:1/db",
+		"postgres://u:Zq9%zzXw7@127.0.0.1:1/db",
+		"postgres://u:Zq9 Xw7@127.0.0.1:1/db",
+		"postgres://u:Zq9Xw7@127.0.0.1:1/db?sslmode=bogus",
+		"postgres://u@127.0.0.1:1/db?password=Zq9Xw7&connect_timeout=x",
+		"postgres://u:Zq9Xw7@127.0.0.1:1/db",
+		"host=127.0.0.1 password=Zq9Xw7 port=1",
+	} {
+		t.Run(u, func(t *testing.T) {
+			_, stderr, code := runCLI(cancelled(), []string{"--store", u, "--addr", "127.0.0.1:0"}, nil)
+			if code == 0 {
+				t.Fatalf("exit 0 for %s", u)
+			}
+			if strings.Contains(stderr, "Zq9") || strings.Contains(stderr, "Xw7") {
+				t.Errorf("the message shows part of the password:\n%s", stderr)
+			}
+		})
+	}
+}
