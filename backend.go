@@ -11,4 +11,7 @@ package paymock
 type Backend struct {
 	// Payments keeps payments and customers.
 	Payments Store
+	// Merchants keeps the merchant registry's run-time records: created
+	// keys, open-mode merchants, revocations, added endpoints.
+	Merchants MerchantStore
 }
