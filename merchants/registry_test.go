@@ -409,6 +409,33 @@ func TestRegistry_CapRefusesNewTokensAndServesExistingOnes(t *testing.T) {
 	}
 }
 
+// TestRegistry_ConcurrentNewTokensNeverPassTheCap: each new token takes its
+// room under the cap before the store is asked, so a burst of first uses
+// makes exactly the cap's worth of merchants.
+func TestRegistry_ConcurrentNewTokensNeverPassTheCap(t *testing.T) {
+	const limit, tokens = 5, 40
+	ms := openMerchants(t, Config{MaxMerchants: limit})
+	var made, refused atomic.Int32
+	var wg sync.WaitGroup
+	for i := range tokens {
+		wg.Go(func() {
+			_, err := ms.Authenticate(t.Context(), fmt.Sprintf("sk_burst_%d", i))
+			switch {
+			case err == nil:
+				made.Add(1)
+			case errors.Is(err, paymock.ErrMerchantLimit):
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if made.Load() != limit || refused.Load() != tokens-limit || ms.OpenCount() != limit {
+		t.Errorf("%d merchants made, %d refused, %d held; want %d, %d, %d", made.Load(), refused.Load(), ms.OpenCount(), limit, tokens-limit, limit)
+	}
+}
+
 func TestRegistry_NoCapWhenNegative(t *testing.T) {
 	ms := openMerchants(t, Config{MaxMerchants: -1})
 	for i := range DefaultMaxMerchants + 5 {
