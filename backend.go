@@ -16,4 +16,7 @@ type Backend struct {
 	// Ready reports whether the backend can serve now (GET /readyz): nil
 	// when it can, an error wrapping ErrUnavailable when it cannot.
 	Ready func(ctx context.Context) error
+	// Merchants keeps the merchant registry's run-time records: created
+	// keys, open-mode merchants, revocations, added endpoints.
+	Merchants MerchantStore
 }

@@ -1,5 +1,6 @@
-// Webhook endpoints: the configured ones, the server-wide defaults and
-// those a merchant adds at run time, and which of them receive events now.
+// Webhook endpoints: what a valid one is, how its secret is made, and where
+// one came from. The registry that adds, lists and disables them is
+// package merchants.
 
 package paymock
 
@@ -16,8 +17,8 @@ import (
 // WebhookEndpoint is a URL that receives a merchant's events, signed with
 // Secret (a "whsec_" key).
 type WebhookEndpoint struct {
-	// ID is the endpoint's "we_..." handle, set by Merchants (Deliverable,
-	// the configured merchants); empty in a config file.
+	// ID is the endpoint's "we_..." handle, set by the registry (package
+	// merchants); empty in a config file.
 	ID     string `yaml:"-"`
 	URL    string `yaml:"url"`
 	Secret string `yaml:"secret"`
@@ -156,7 +157,7 @@ const (
 	// EndpointDefault is a --webhook-url endpoint, used by every merchant
 	// without configured webhooks: read-only.
 	EndpointDefault EndpointSource = "default"
-	// EndpointAdded is one added with AddEndpoint.
+	// EndpointAdded is one added at run time (merchants.Registry.AddEndpoint).
 	EndpointAdded EndpointSource = "added"
 )
 
@@ -198,230 +199,4 @@ func (e Endpoint) GoString() string { return e.String() }
 func (e Endpoint) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("id", e.ID), slog.String("url", redactURL(e.URL)),
 		slog.String("source", string(e.Source)), slog.Bool("disabled", e.Disabled))
-}
-
-// endpointRecord is one endpoint as held; disabled is guarded by
-// Merchants.mu.
-type endpointRecord struct {
-	id       string
-	url      string
-	secret   string
-	source   EndpointSource
-	created  time.Time
-	disabled bool
-}
-
-func (r *endpointRecord) endpoint() Endpoint {
-	return Endpoint{ID: r.id, URL: r.url, Secret: r.secret, Source: r.source, Disabled: r.disabled, Created: r.created}
-}
-
-// AddEndpoint adds an endpoint for a merchant, with a secret generated
-// from crypto/rand, and returns it (secret included). A bad URL is an
-// *Error whose violation has param "url"; so is a merchant already at
-// MaxAddedEndpoints (code endpoint_limit). An unknown merchant wraps
-// ErrNotFound. Added endpoints receive the merchant's events alongside
-// the configured or default ones.
-func (ms *Merchants) AddEndpoint(merchantID, rawURL string) (Endpoint, error) {
-	if v, bad := checkEndpointURL(rawURL); bad {
-		return Endpoint{}, Invalid(v)
-	}
-	secret, err := NewWebhookSecret()
-	if err != nil {
-		return Endpoint{}, err
-	}
-	if ms.store != nil {
-		return ms.addEndpointShared(merchantID, rawURL, secret)
-	}
-	now := ms.now()
-
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	e, err := ms.entryLocked(merchantID)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	ext := e.extras()
-	added := 0
-	for _, r := range ext.endpoints {
-		if r.source == EndpointAdded {
-			added++
-		}
-	}
-	if added >= MaxAddedEndpoints {
-		return Endpoint{}, endpointLimit()
-	}
-	r := &endpointRecord{id: ms.ids.New(endpointIDPrefix), url: rawURL, secret: secret, source: EndpointAdded, created: now}
-	ext.endpoints = append(ext.endpoints, r)
-	return r.endpoint(), nil
-}
-
-// endpointLimit is the refusal of an endpoint past MaxAddedEndpoints.
-func endpointLimit() *Error {
-	return Invalid(Violation{Param: "url", Code: "endpoint_limit",
-		Message: fmt.Sprintf("a merchant can add at most %d webhook endpoints; delete one first", MaxAddedEndpoints)})
-}
-
-// Endpoints lists a merchant's endpoints: configured ones, then the
-// defaults when it has no configured ones, then added ones oldest first.
-// An unknown merchant has none. Only a shared store that cannot be read
-// makes an error (wrapping ErrUnavailable).
-func (ms *Merchants) Endpoints(merchantID string) ([]Endpoint, error) {
-	if ms.store != nil {
-		return ms.endpointsShared(merchantID)
-	}
-	ms.mu.RLock()
-	defer ms.mu.RUnlock()
-	e, ok := ms.byID[merchantID]
-	if !ok {
-		return nil, nil
-	}
-	var out []Endpoint
-	ms.eachEndpointLocked(e, func(r *endpointRecord) { out = append(out, r.endpoint()) })
-	return out, nil
-}
-
-// Endpoint returns one of a merchant's endpoints; another merchant's, or
-// an unknown id, wraps ErrNotFound.
-func (ms *Merchants) Endpoint(merchantID, endpointID string) (Endpoint, error) {
-	if ms.store != nil {
-		return ms.endpointShared(merchantID, endpointID)
-	}
-	ms.mu.RLock()
-	defer ms.mu.RUnlock()
-	r, err := ms.endpointLocked(merchantID, endpointID)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	return r.endpoint(), nil
-}
-
-// DisableEndpoint stops deliveries to an added endpoint until it is
-// enabled again; deliveries already queued are the dispatcher's. A
-// read-only endpoint is an *Error (code endpoint_read_only).
-func (ms *Merchants) DisableEndpoint(merchantID, endpointID string) (Endpoint, error) {
-	return ms.setDisabled(merchantID, endpointID, true)
-}
-
-// EnableEndpoint undoes DisableEndpoint.
-func (ms *Merchants) EnableEndpoint(merchantID, endpointID string) (Endpoint, error) {
-	return ms.setDisabled(merchantID, endpointID, false)
-}
-
-func (ms *Merchants) setDisabled(merchantID, endpointID string, disabled bool) (Endpoint, error) {
-	if ms.store != nil {
-		return ms.setDisabledShared(merchantID, endpointID, disabled)
-	}
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	r, err := ms.endpointLocked(merchantID, endpointID)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	if r.source != EndpointAdded {
-		verb := "disabled"
-		if !disabled {
-			verb = "enabled"
-		}
-		return Endpoint{}, readOnly(r, verb)
-	}
-	r.disabled = disabled
-	return r.endpoint(), nil
-}
-
-// DeleteEndpoint removes an added endpoint. A read-only endpoint is an
-// *Error (code endpoint_read_only); an unknown id wraps ErrNotFound.
-func (ms *Merchants) DeleteEndpoint(merchantID, endpointID string) error {
-	if ms.store != nil {
-		return ms.deleteEndpointShared(merchantID, endpointID)
-	}
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	r, err := ms.endpointLocked(merchantID, endpointID)
-	if err != nil {
-		return err
-	}
-	if r.source != EndpointAdded {
-		return readOnly(r, "deleted")
-	}
-	e := ms.byID[merchantID]
-	for i, x := range e.ext.endpoints {
-		if x == r {
-			e.ext.endpoints = append(e.ext.endpoints[:i:i], e.ext.endpoints[i+1:]...)
-			break
-		}
-	}
-	return nil
-}
-
-func readOnly(r *endpointRecord, verb string) *Error {
-	where := "the config file"
-	if r.source == EndpointDefault {
-		where = "--webhook-url"
-	}
-	return &Error{Type: InvalidRequest, Code: "endpoint_read_only", Param: "id",
-		Message: fmt.Sprintf("webhook endpoint %s comes from %s and cannot be %s here; change the configuration and restart instead", r.id, where, verb)}
-}
-
-// Deliverable returns the endpoints a merchant's events go to now: the
-// enabled ones of Endpoints, each with its ID, in that order. An unknown
-// merchant has none. On a shared store the added ones are read from it at
-// each call (see deliverableShared for when it cannot be read).
-func (ms *Merchants) Deliverable(merchantID string) []WebhookEndpoint {
-	if ms.store != nil {
-		return ms.deliverableShared(merchantID)
-	}
-	ms.mu.RLock()
-	defer ms.mu.RUnlock()
-	e, ok := ms.byID[merchantID]
-	if !ok {
-		return nil
-	}
-	var out []WebhookEndpoint
-	ms.eachEndpointLocked(e, func(r *endpointRecord) {
-		if !r.disabled {
-			out = append(out, WebhookEndpoint{ID: r.id, URL: r.url, Secret: r.secret})
-		}
-	})
-	return out
-}
-
-// eachEndpointLocked calls f for e's endpoints in listing order.
-func (ms *Merchants) eachEndpointLocked(e *merchantEntry, f func(*endpointRecord)) {
-	var own []*endpointRecord
-	if e.ext != nil {
-		own = e.ext.endpoints
-	}
-	for _, r := range own {
-		if r.source == EndpointFromConfig {
-			f(r)
-		}
-	}
-	if len(e.Webhooks) == 0 {
-		for _, r := range ms.defaults {
-			f(r)
-		}
-	}
-	for _, r := range own {
-		if r.source == EndpointAdded {
-			f(r)
-		}
-	}
-}
-
-// endpointLocked finds one of a merchant's endpoints by id.
-func (ms *Merchants) endpointLocked(merchantID, endpointID string) (*endpointRecord, error) {
-	e, err := ms.entryLocked(merchantID)
-	if err != nil {
-		return nil, err
-	}
-	var found *endpointRecord
-	ms.eachEndpointLocked(e, func(r *endpointRecord) {
-		if r.id == endpointID {
-			found = r
-		}
-	})
-	if found == nil {
-		return nil, fmt.Errorf("no such webhook endpoint: %w", ErrNotFound)
-	}
-	return found, nil
 }

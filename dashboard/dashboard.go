@@ -42,12 +42,12 @@ import (
 // Prefix and everything below it (Prefix+"/") to the Dashboard.
 const Prefix = "/dashboard"
 
-// Authenticator tells whose an API key is (*paymock.Merchants implements
+// Authenticator tells whose an API key is (*merchants.Registry implements
 // it). It is asked again on every request of a session, so a key revoked
 // since sign-in ends the sessions it opened at once. An error wrapping
 // paymock.ErrUnavailable says nothing of the key: the session is kept.
 type Authenticator interface {
-	Authenticate(key string) (*paymock.Merchant, error)
+	Authenticate(ctx context.Context, key string) (*paymock.Merchant, error)
 }
 
 // Payments reads a merchant's payments (paymock.Store implements it). An id

@@ -501,7 +501,7 @@ func TestAPIKeys_NewKeyShownOnceAndRevokedKeyRefused(t *testing.T) {
 	if !strings.HasPrefix(key, "sk_test_") {
 		t.Fatalf("new key %q", key)
 	}
-	if m, err := h.fake.Authenticate(key); err != nil || m.ID != "acme" {
+	if m, err := h.fake.Authenticate(context.Background(), key); err != nil || m.ID != "acme" {
 		t.Fatalf("the new key authenticates as %v, %v; want acme", m, err)
 	}
 	if again := b.get("/dashboard/api-keys"); strings.Contains(again.body, key) {
@@ -522,7 +522,7 @@ func TestAPIKeys_NewKeyShownOnceAndRevokedKeyRefused(t *testing.T) {
 	if !strings.Contains(revoked.field("flash"), "revoked") || find(revoked.doc, "data-key-id", id) != nil {
 		t.Errorf("after revoke: flash %q, key still listed: %v", revoked.field("flash"), find(revoked.doc, "data-key-id", id) != nil)
 	}
-	if _, err := h.fake.Authenticate(key); err == nil {
+	if _, err := h.fake.Authenticate(context.Background(), key); err == nil {
 		t.Error("the revoked key still authenticates")
 	}
 	unknown := b.post("/dashboard/api-keys/ak_nope/revoke", url.Values{"csrf": {keys.csrf()}})
@@ -757,7 +757,7 @@ func TestMerchants_AnotherMerchantsIDsAre404OnEveryPageAndForm(t *testing.T) {
 	if got, _ := h.fake.store.Get(ctx, "globex", pay.ID); got.Status != paymock.StatusPending {
 		t.Errorf("globex's payment is %s", got.Status)
 	}
-	if _, err := h.fake.Authenticate(globexKey); err != nil {
+	if _, err := h.fake.Authenticate(context.Background(), globexKey); err != nil {
 		t.Errorf("globex's key was revoked: %v", err)
 	}
 	if eps, _ := h.fake.ListEndpoints(ctx, globex); len(eps) != 1 || eps[0].Disabled {

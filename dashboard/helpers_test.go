@@ -119,7 +119,7 @@ func (f *fakeSandbox) next(prefix string) string {
 	return fmt.Sprintf("%s_%024d", prefix, f.seq)
 }
 
-func (f *fakeSandbox) Authenticate(key string) (*paymock.Merchant, error) {
+func (f *fakeSandbox) Authenticate(_ context.Context, key string) (*paymock.Merchant, error) {
 	if !paymock.WellFormedKey(key) {
 		return nil, paymock.ErrMalformedKey
 	}

@@ -88,7 +88,7 @@ func (d *Dashboard) visitOf(r *http.Request) (v *visit, why absence) {
 	if !ok {
 		return nil, ended
 	}
-	m, err := d.cfg.Auth.Authenticate(s.key)
+	m, err := d.cfg.Auth.Authenticate(r.Context(), s.key)
 	if errors.Is(err, paymock.ErrUnavailable) {
 		// An outage is not a revocation: ending the session would sign
 		// every browser out for as long as the database is away.
@@ -270,7 +270,7 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := strings.TrimSpace(r.PostForm.Get("api_key"))
-	m, err := d.cfg.Auth.Authenticate(key)
+	m, err := d.cfg.Auth.Authenticate(r.Context(), key)
 	if errors.Is(err, paymock.ErrUnavailable) {
 		// The key may well be good: say so, rather than that it was
 		// refused, and keep the form's cookie for another try.

@@ -36,9 +36,9 @@ type Config struct {
 	Merchants MerchantFinder
 }
 
-// MerchantFinder finds a merchant by id (*paymock.Merchants does).
+// MerchantFinder finds a merchant by id (*merchants.Registry does).
 type MerchantFinder interface {
-	ByID(id string) (*paymock.Merchant, bool)
+	ByID(ctx context.Context, id string) (*paymock.Merchant, bool)
 }
 
 // Engine moves payments from pending to their outcome. Every transition,

@@ -183,7 +183,7 @@ func (e *Engine) SweepAll(ctx context.Context) (int, error) {
 		}
 		handled := 0
 		for _, d := range ds {
-			m, ok := e.merchant(d)
+			m, ok := e.merchant(ctx, d)
 			if !ok {
 				continue
 			}
@@ -207,9 +207,9 @@ func (e *Engine) SweepAll(ctx context.Context) (int, error) {
 // merchant is the merchant of a due payment for SweepAll. One this
 // replica does not know is passed over for unknownMerchantGrace, then
 // stood in for by a merchant with only its id.
-func (e *Engine) merchant(d DuePayment) (*paymock.Merchant, bool) {
+func (e *Engine) merchant(ctx context.Context, d DuePayment) (*paymock.Merchant, bool) {
 	if e.merchants != nil {
-		if m, ok := e.merchants.ByID(d.MerchantID); ok {
+		if m, ok := e.merchants.ByID(ctx, d.MerchantID); ok {
 			return m, true
 		}
 	}

@@ -12,7 +12,8 @@ import (
 // once the process ends.
 func New() paymock.Backend {
 	return paymock.Backend{
-		Payments: NewPayments(),
-		Ready:    func(context.Context) error { return nil }, // the process is the store
+		Payments:  NewPayments(),
+		Ready:     func(context.Context) error { return nil }, // the process is the store
+		Merchants: NewMerchants(),
 	}
 }

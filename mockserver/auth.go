@@ -3,6 +3,7 @@
 package mockserver
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 var errNoKey = errors.New("no api key")
 
 // authenticate resolves the merchant of an Authorization header.
-func authenticate(ms Authenticator, header string) (*paymock.Merchant, error) {
+func authenticate(ctx context.Context, ms Authenticator, header string) (*paymock.Merchant, error) {
 	if header == "" {
 		return nil, errNoKey
 	}
@@ -20,7 +21,7 @@ func authenticate(ms Authenticator, header string) (*paymock.Merchant, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return nil, paymock.ErrMalformedKey
 	}
-	return ms.Authenticate(strings.TrimSpace(token))
+	return ms.Authenticate(ctx, strings.TrimSpace(token))
 }
 
 // authFailure is the answer to a failed bearer check: a 401, a 429 when

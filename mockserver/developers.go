@@ -13,16 +13,17 @@ import (
 )
 
 // Developers holds the keys and webhook endpoints merchants make at run
-// time (implemented by *paymock.Merchants). On a shared store any method
-// may fail with an error wrapping paymock.ErrUnavailable: a 503.
+// time (implemented by *merchants.Registry). Any method may fail with an
+// error wrapping paymock.ErrUnavailable when its store cannot be reached:
+// a 503.
 type Developers interface {
-	CreateKey(merchantID string) (paymock.NewKey, error)
-	Keys(merchantID string) ([]paymock.APIKey, error)
-	RevokeKey(merchantID, keyID string) error
-	AddEndpoint(merchantID, url string) (paymock.Endpoint, error)
-	Endpoints(merchantID string) ([]paymock.Endpoint, error)
-	Endpoint(merchantID, endpointID string) (paymock.Endpoint, error)
-	DeleteEndpoint(merchantID, endpointID string) error
+	CreateKey(ctx context.Context, merchantID string) (paymock.NewKey, error)
+	Keys(ctx context.Context, merchantID string) ([]paymock.APIKey, error)
+	RevokeKey(ctx context.Context, merchantID, keyID string) error
+	AddEndpoint(ctx context.Context, merchantID, url string) (paymock.Endpoint, error)
+	Endpoints(ctx context.Context, merchantID string) ([]paymock.Endpoint, error)
+	Endpoint(ctx context.Context, merchantID, endpointID string) (paymock.Endpoint, error)
+	DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error
 }
 
 // apiKeyJSON is an API key as the control API shows it: masked, except
@@ -49,7 +50,7 @@ func formatTime(t time.Time) string {
 
 // listAPIKeys handles GET /_sandbox/api-keys.
 func (s *Server) listAPIKeys(c *echo.Context) error {
-	keys, err := s.developers.Keys(merchantOf(c).ID)
+	keys, err := s.developers.Keys(c.Request().Context(), merchantOf(c).ID)
 	if err != nil {
 		return err
 	}
@@ -63,7 +64,7 @@ func (s *Server) listAPIKeys(c *echo.Context) error {
 // createAPIKey handles POST /_sandbox/api-keys: the key is in this answer
 // and never again.
 func (s *Server) createAPIKey(c *echo.Context) error {
-	k, err := s.developers.CreateKey(merchantOf(c).ID)
+	k, err := s.developers.CreateKey(c.Request().Context(), merchantOf(c).ID)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func (s *Server) createAPIKey(c *echo.Context) error {
 // from now on.
 func (s *Server) revokeAPIKey(c *echo.Context) error {
 	id := pathParam(c, "id")
-	if err := s.developers.RevokeKey(merchantOf(c).ID, id); err != nil {
+	if err := s.developers.RevokeKey(c.Request().Context(), merchantOf(c).ID, id); err != nil {
 		return notFoundIfMissing(err, "api key", id)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -102,7 +103,7 @@ func toEndpointJSON(e paymock.Endpoint) endpointJSON {
 // listWebhookEndpoints handles GET /_sandbox/webhook-endpoints: the
 // merchant's endpoints, configured ones read-only.
 func (s *Server) listWebhookEndpoints(c *echo.Context) error {
-	eps, err := s.developers.Endpoints(merchantOf(c).ID)
+	eps, err := s.developers.Endpoints(c.Request().Context(), merchantOf(c).ID)
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ func (s *Server) addWebhookEndpoint(c *echo.Context) error {
 	if err := decodeBody(c, &req); err != nil {
 		return err
 	}
-	e, err := s.developers.AddEndpoint(merchantOf(c).ID, req.URL)
+	e, err := s.developers.AddEndpoint(c.Request().Context(), merchantOf(c).ID, req.URL)
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (s *Server) addWebhookEndpoint(c *echo.Context) error {
 // deleteWebhookEndpoint handles DELETE /_sandbox/webhook-endpoints/{id}.
 func (s *Server) deleteWebhookEndpoint(c *echo.Context) error {
 	id := pathParam(c, "id")
-	if err := s.developers.DeleteEndpoint(merchantOf(c).ID, id); err != nil {
+	if err := s.developers.DeleteEndpoint(c.Request().Context(), merchantOf(c).ID, id); err != nil {
 		return notFoundIfMissing(err, "webhook endpoint", id)
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -144,7 +145,7 @@ func (s *Server) deleteWebhookEndpoint(c *echo.Context) error {
 // signed webhook.test event to that endpoint alone.
 func (s *Server) sendTestEvent(c *echo.Context) error {
 	m, id := merchantOf(c), pathParam(c, "id")
-	ep, err := s.developers.Endpoint(m.ID, id)
+	ep, err := s.developers.Endpoint(c.Request().Context(), m.ID, id)
 	if err != nil {
 		return notFoundIfMissing(err, "webhook endpoint", id)
 	}

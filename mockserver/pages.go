@@ -362,7 +362,7 @@ func (s *Server) pagePayment(ctx context.Context, k pageKind, id string) (paymoc
 	if !k.shows(p) {
 		return paymock.Payment{}, nil, false
 	}
-	m, ok := s.merchants.ByID(p.MerchantID)
+	m, ok := s.merchants.ByID(ctx, p.MerchantID)
 	if !ok {
 		return paymock.Payment{}, nil, false
 	}

@@ -22,8 +22,8 @@ import (
 // Authenticator maps a bearer key to its merchant, and a merchant id back
 // to the merchant (for the hosted pages, which carry no key).
 type Authenticator interface {
-	Authenticate(key string) (*paymock.Merchant, error)
-	ByID(id string) (*paymock.Merchant, bool)
+	Authenticate(ctx context.Context, key string) (*paymock.Merchant, error)
+	ByID(ctx context.Context, id string) (*paymock.Merchant, bool)
 }
 
 // IDGenerator makes prefixed ids ("pay" -> "pay_...").

@@ -59,8 +59,8 @@
 //
 // # Keys, endpoints and merchants
 //
-// *Store implements paymock.MerchantStore, where paymock.Merchants keeps
-// what merchants make at run time, so that any replica serves it at once.
+// *Store implements paymock.MerchantStore, where the registry (package
+// merchants) keeps what merchants make at run time, so that any replica serves it at once.
 // API keys created at run time, and in open mode the token that made each
 // merchant, are rows of api_keys keyed by the SHA-256 digest of the key:
 // the key itself is never stored, only its masked form for listings. A
@@ -93,8 +93,9 @@
 // page, a due payment). Each replica holds the merchants it serves in
 // memory, up to its cap: a token new to the database past the cap is
 // refused, while a merchant the database knows is always served. Forgetting
-// an idle merchant (paymock.Merchants.Forget) drops only that replica's
-// copy; the rows stay for the other replicas, as its payments and clock do.
+// an idle merchant (merchants.Registry.Forget) drops only that replica's
+// copy: ReleaseMerchant keeps the rows for the other replicas, as its
+// payments and clock stay.
 //
 // # Fault rules
 //

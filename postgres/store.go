@@ -98,7 +98,11 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 // Backend is the store as a paymock.Backend, every concern on this
 // database.
 func (s *Store) Backend() paymock.Backend {
-	return paymock.Backend{Payments: s, Ready: s.Ping}
+	return paymock.Backend{
+		Payments:  s,
+		Ready:     s.Ping,
+		Merchants: s,
+	}
 }
 
 // Close closes every connection, waiting for those in use.

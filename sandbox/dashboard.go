@@ -15,13 +15,14 @@ import (
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/dashboard"
 	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/merchants"
 	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/webhooks"
 )
 
 // dashboardParts are what the dashboard's adapters read.
 type dashboardParts struct {
-	merchants *paymock.Merchants
+	merchants *merchants.Registry
 	engine    *lifecycle.Engine
 	hooks     *webhooks.Dispatcher
 	server    *mockserver.Server
@@ -71,8 +72,8 @@ func deliveryView(d webhooks.DeliveryRecord) dashboard.Delivery {
 // keysView is the merchant's API keys.
 type keysView struct{ dashboardParts }
 
-func (v keysView) ListKeys(_ context.Context, m *paymock.Merchant) ([]dashboard.APIKey, error) {
-	keys, err := v.merchants.Keys(m.ID)
+func (v keysView) ListKeys(ctx context.Context, m *paymock.Merchant) ([]dashboard.APIKey, error) {
+	keys, err := v.merchants.Keys(ctx, m.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -87,23 +88,23 @@ func keyView(k paymock.APIKey) dashboard.APIKey {
 	return dashboard.APIKey{ID: k.ID, Masked: k.Masked, Source: string(k.Source), Created: k.Created}
 }
 
-func (v keysView) CreateKey(_ context.Context, m *paymock.Merchant) (dashboard.APIKey, string, error) {
-	k, err := v.merchants.CreateKey(m.ID)
+func (v keysView) CreateKey(ctx context.Context, m *paymock.Merchant) (dashboard.APIKey, string, error) {
+	k, err := v.merchants.CreateKey(ctx, m.ID)
 	if err != nil {
 		return dashboard.APIKey{}, "", err
 	}
 	return keyView(k.APIKey), k.Key, nil
 }
 
-func (v keysView) RevokeKey(_ context.Context, m *paymock.Merchant, id string) error {
-	return v.merchants.RevokeKey(m.ID, id)
+func (v keysView) RevokeKey(ctx context.Context, m *paymock.Merchant, id string) error {
+	return v.merchants.RevokeKey(ctx, m.ID, id)
 }
 
 // endpointsView is the merchant's webhook endpoints.
 type endpointsView struct{ dashboardParts }
 
-func (v endpointsView) ListEndpoints(_ context.Context, m *paymock.Merchant) ([]dashboard.Endpoint, error) {
-	eps, err := v.merchants.Endpoints(m.ID)
+func (v endpointsView) ListEndpoints(ctx context.Context, m *paymock.Merchant) ([]dashboard.Endpoint, error) {
+	eps, err := v.merchants.Endpoints(ctx, m.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -114,37 +115,37 @@ func (v endpointsView) ListEndpoints(_ context.Context, m *paymock.Merchant) ([]
 	return out, nil
 }
 
-func (v endpointsView) AddEndpoint(_ context.Context, m *paymock.Merchant, url string) (dashboard.Endpoint, error) {
-	e, err := v.merchants.AddEndpoint(m.ID, url)
+func (v endpointsView) AddEndpoint(ctx context.Context, m *paymock.Merchant, url string) (dashboard.Endpoint, error) {
+	e, err := v.merchants.AddEndpoint(ctx, m.ID, url)
 	if err != nil {
 		return dashboard.Endpoint{}, err
 	}
 	return dashboard.Endpoint{ID: e.ID, URL: e.URL, Disabled: e.Disabled, ReadOnly: e.ReadOnly(), Created: e.Created}, nil
 }
 
-func (v endpointsView) EndpointSecret(_ context.Context, m *paymock.Merchant, id string) (string, error) {
-	e, err := v.merchants.Endpoint(m.ID, id)
+func (v endpointsView) EndpointSecret(ctx context.Context, m *paymock.Merchant, id string) (string, error) {
+	e, err := v.merchants.Endpoint(ctx, m.ID, id)
 	return e.Secret, err
 }
 
-func (v endpointsView) SetEndpointDisabled(_ context.Context, m *paymock.Merchant, id string, disabled bool) error {
+func (v endpointsView) SetEndpointDisabled(ctx context.Context, m *paymock.Merchant, id string, disabled bool) error {
 	var err error
 	if disabled {
-		_, err = v.merchants.DisableEndpoint(m.ID, id)
+		_, err = v.merchants.DisableEndpoint(ctx, m.ID, id)
 	} else {
-		_, err = v.merchants.EnableEndpoint(m.ID, id)
+		_, err = v.merchants.EnableEndpoint(ctx, m.ID, id)
 	}
 	return err
 }
 
-func (v endpointsView) DeleteEndpoint(_ context.Context, m *paymock.Merchant, id string) error {
-	return v.merchants.DeleteEndpoint(m.ID, id)
+func (v endpointsView) DeleteEndpoint(ctx context.Context, m *paymock.Merchant, id string) error {
+	return v.merchants.DeleteEndpoint(ctx, m.ID, id)
 }
 
 // SendTest sends a signed webhook.test event and waits a little for its
 // attempt, so the page shows it delivered or failed rather than pending.
 func (v endpointsView) SendTest(ctx context.Context, m *paymock.Merchant, id string) (string, error) {
-	e, err := v.merchants.Endpoint(m.ID, id)
+	e, err := v.merchants.Endpoint(ctx, m.ID, id)
 	if err != nil {
 		return "", err
 	}
@@ -158,7 +159,7 @@ func (v endpointsView) SendTest(ctx context.Context, m *paymock.Merchant, id str
 }
 
 func (v endpointsView) EndpointDeliveries(ctx context.Context, m *paymock.Merchant, id string, limit int) ([]dashboard.EndpointDelivery, error) {
-	if _, err := v.merchants.Endpoint(m.ID, id); err != nil {
+	if _, err := v.merchants.Endpoint(ctx, m.ID, id); err != nil {
 		return nil, err
 	}
 	recs, _, err := v.hooks.EndpointDeliveriesContext(ctx, m.ID, id, 0, limit)

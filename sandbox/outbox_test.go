@@ -88,7 +88,7 @@ func TestOutbox_AnEventFiredOnOneReplicaIsInEveryReplicasJournal(t *testing.T) {
 // mustMerchant is the merchant a key belongs to on env's sandbox.
 func mustMerchant(t *testing.T, env *testEnv, key string) *paymock.Merchant {
 	t.Helper()
-	m, err := env.sb.Merchants().Authenticate(key)
+	m, err := env.sb.Merchants().Authenticate(t.Context(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

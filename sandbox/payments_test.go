@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/memory"
+	"github.com/paymock/paymock/merchants"
 )
 
 const keyA, keyB = "sk_test_alice", "sk_test_bob"
@@ -196,8 +198,11 @@ func card(b map[string]any) map[string]any {
 
 func merchantID(t *testing.T, key string) string {
 	t.Helper()
-	ms, _ := paymock.NewMerchants(nil)
-	m, err := ms.Authenticate(key)
+	ms, err := merchants.New(t.Context(), merchants.Config{Store: memory.NewMerchants()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ms.Authenticate(t.Context(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func fillStore(b *testing.B, sb *Sandbox, s http.Handler, n int) {
 	b.Helper()
 	body, _ := json.Marshal(validCreate())
 	id := benchCreate(b, s, body)
-	m, err := sb.Merchants().Authenticate(keyA)
+	m, err := sb.Merchants().Authenticate(b.Context(), keyA)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
+	"github.com/paymock/paymock/merchants"
 	"github.com/paymock/paymock/metrics"
 	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/webhooks"
@@ -68,7 +69,7 @@ type Config struct {
 	Backend paymock.Backend
 	// MaxMerchants caps how many open-mode merchants are held at once
 	// (configured merchants do not count): a new token past it is a 429.
-	// 0 means paymock.DefaultMaxMerchants; negative, no cap.
+	// 0 means merchants.DefaultMaxMerchants; negative, no cap.
 	MaxMerchants int
 	// MerchantIdleTTL forgets an open-mode merchant, and all it holds,
 	// after this long without a request when no work of it is pending.
@@ -103,7 +104,7 @@ type Sandbox struct {
 	seed      uint64
 	secret    string
 	store     paymock.Store
-	merchants *paymock.Merchants
+	merchants *merchants.Registry
 	clocks    *lifecycle.Clocks
 	sched     *lifecycle.Scheduler
 	hooks     *webhooks.Dispatcher
@@ -164,12 +165,10 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	store := backend.Payments
-	mercCfg := paymock.MerchantsConfig{
+	merchants, err := merchants.New(context.Background(), merchants.Config{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
-		IDs: derivedIDs(idSeed, 1), Logger: logger,
-	}
-	shareMerchants(store, &mercCfg)
-	merchants, err := paymock.NewMerchantsFromConfig(mercCfg)
+		IDs: derivedIDs(idSeed, 1), Store: backend.Merchants, Logger: logger,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("merchants: %w", err)
 	}
@@ -316,9 +315,9 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 	// pending (its expiry and scenario steps are work to come). A final
 	// payment's expiry timer is stale and does not count.
 	busy := func(id string) bool { return s.hooks.Busy(id) || s.hasPending(id) }
-	gone := s.merchants.Forget(now, s.idleTTL, busy)
+	ctx := context.Background()
+	gone := s.merchants.Forget(ctx, now, s.idleTTL, busy)
 	for _, id := range gone {
-		ctx := context.Background()
 		s.sched.Forget(id)
 		s.hooks.Forget(id)
 		// A shared store and its clocks belong to every replica: one that
@@ -365,7 +364,7 @@ func (s *Sandbox) Seed() uint64 { return s.seed }
 func (s *Sandbox) WebhookSecret() string { return s.secret }
 
 // Merchants is the sandbox's merchants and keys.
-func (s *Sandbox) Merchants() *paymock.Merchants { return s.merchants }
+func (s *Sandbox) Merchants() *merchants.Registry { return s.merchants }
 
 // Store is where the sandbox keeps payments.
 func (s *Sandbox) Store() paymock.Store { return s.store }

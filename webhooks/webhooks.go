@@ -7,7 +7,7 @@
 // It imports only the standard library and the root package. What it needs
 // from elsewhere is an interface declared here: the merchant clock and the
 // scheduler that brings retries due (package lifecycle), the endpoints a
-// merchant has now (*paymock.Merchants), the fault rules that shape
+// merchant has now (*merchants.Registry), the fault rules that shape
 // deliveries on purpose (package faults, through a small adapter) and an
 // observer of outcomes (package metrics).
 //
@@ -171,7 +171,7 @@ type Config struct {
 	// the merchant clock, which may be frozen or far ahead.
 	Now func() time.Time
 	// Endpoints, when set, names at each Publish every endpoint the event
-	// goes to (*paymock.Merchants implements it). nil: m.Webhooks, or
+	// goes to (*merchants.Registry implements it). nil: m.Webhooks, or
 	// DefaultEndpoints when m has none.
 	Endpoints Endpoints
 	// Faults shapes deliveries on purpose (see the package doc). nil: none.
@@ -198,7 +198,7 @@ type Config struct {
 // configured or default endpoints and those added at run time, enabled
 // ones only, each with its ID. It must be safe for concurrent use.
 type Endpoints interface {
-	Deliverable(merchantID string) []paymock.WebhookEndpoint
+	Deliverable(ctx context.Context, merchantID string) []paymock.WebhookEndpoint
 }
 
 // Observer is told what happens to deliveries, for metrics. Its methods are
@@ -574,7 +574,7 @@ func (d *Dispatcher) slotsFor(ctx context.Context, m *paymock.Merchant, eventID 
 	var eps []paymock.WebhookEndpoint
 	switch {
 	case d.endpoints != nil:
-		eps = d.endpoints.Deliverable(m.ID)
+		eps = d.endpoints.Deliverable(ctx, m.ID)
 	case len(m.Webhooks) > 0:
 		eps = m.Webhooks
 	default:

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/memory"
+	"github.com/paymock/paymock/merchants"
 )
 
 const goodConfig = `# two merchants
@@ -53,8 +55,8 @@ func TestLoadMerchants_ReadsGoodConfig(t *testing.T) {
 	if globex.Name != "globex" || !globex.PCIApproved || !slices.Equal(globex.APIKeys, []string{"sk_test_globex"}) {
 		t.Errorf("globex = %+v", globex)
 	}
-	if _, err := paymock.NewMerchants(list); err != nil {
-		t.Errorf("NewMerchants rejects the loaded list: %v", err)
+	if _, err := merchants.New(context.Background(), merchants.Config{Merchants: list, Store: memory.NewMerchants()}); err != nil {
+		t.Errorf("merchants.New rejects the loaded list: %v", err)
 	}
 }
 

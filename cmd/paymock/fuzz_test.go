@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +19,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/memory"
+	"github.com/paymock/paymock/merchants"
 )
 
 // fuzzFlagKey is the --api-key every config is loaded beside, so that a
@@ -82,8 +85,8 @@ func FuzzLoadMerchants(f *testing.F) {
 			}
 		}
 		// What the loader accepts, the sandbox's merchants take.
-		if _, err := paymock.NewMerchants(list); err != nil {
-			t.Fatalf("loadMerchants(%q) accepted merchants NewMerchants refuses: %v", data, err)
+		if _, err := merchants.New(context.Background(), merchants.Config{Merchants: list, Store: memory.NewMerchants()}); err != nil {
+			t.Fatalf("loadMerchants(%q) accepted merchants merchants.New refuses: %v", data, err)
 		}
 	})
 }

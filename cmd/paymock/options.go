@@ -19,6 +19,7 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/merchants"
 	"github.com/paymock/paymock/mockserver"
 )
 
@@ -92,7 +93,7 @@ var flagSpecs = []flagSpec{
 	{name: "variants", def: "default", arg: "forms", usage: "wire forms of payments sent: amount=number|string, status=completed|succeeded, payment_link=include|omit (comma-separated), or all to rotate them (seeded)"},
 	{name: "journal-size", def: strconv.Itoa(mockserver.DefaultJournalSize), arg: "n", usage: "requests kept in each merchant's journal; 0 turns the journal and the report off"},
 	{name: "fake-payments", def: "0", arg: "n", usage: "payments each merchant starts with, made up from --seed"},
-	{name: "max-merchants", def: strconv.Itoa(paymock.DefaultMaxMerchants), arg: "n", usage: "open-mode merchants held at once (configured ones do not count); a new key past it gets 429 merchant_limit; 0 for no cap"},
+	{name: "max-merchants", def: strconv.Itoa(merchants.DefaultMaxMerchants), arg: "n", usage: "open-mode merchants held at once (configured ones do not count); a new key past it gets 429 merchant_limit; 0 for no cap"},
 	{name: "merchant-idle-ttl", def: defaultMerchantIdleTTL, arg: "duration", usage: "an open-mode merchant with no request for this long, and no work pending, is forgotten; 0 keeps them for ever"},
 	{name: "metrics", def: "true", isBool: true, usage: "serve GET /metrics in the Prometheus text format; --metrics=false turns it off"},
 	{name: "store", def: "memory", arg: "memory|url", usage: "where payments are kept: memory, or a postgres:// URL of a PostgreSQL database"},

@@ -13,10 +13,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
+	"github.com/paymock/paymock/merchants"
 	"github.com/paymock/paymock/postgres"
 	"github.com/paymock/paymock/sandbox"
 )
@@ -227,7 +227,7 @@ func storeName(storeURL string) string {
 
 // logStart logs how the server runs. It names merchants and counts keys;
 // it never logs a key or a webhook secret.
-func logStart(logger *slog.Logger, opts *options, merchants *paymock.Merchants, bound, publicURL string, seed uint64) {
+func logStart(logger *slog.Logger, opts *options, merchants *merchants.Registry, bound, publicURL string, seed uint64) {
 	mode := "configured"
 	keys := 0
 	if merchants.Open() {

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/internal/pgtest"
+	"github.com/paymock/paymock/merchants"
 	"github.com/paymock/paymock/sandbox"
 )
 
@@ -50,11 +50,11 @@ func answer(t *testing.T, addr, key, method, path, body string) (int, string) {
 
 func TestParseOptions_NewFlagsDefaultsAndSources(t *testing.T) {
 	o := parseTestOptions(t, nil, nil)
-	if o.maxMerchants != paymock.DefaultMaxMerchants || o.merchantIdleTTL != sandbox.DefaultMerchantIdleTTL ||
+	if o.maxMerchants != merchants.DefaultMaxMerchants || o.merchantIdleTTL != sandbox.DefaultMerchantIdleTTL ||
 		!o.metrics || o.storeURL != "" || o.faultsPath != "" {
 		t.Errorf("defaults: max %d, ttl %v, metrics %v, store %q, faults %q; want %d, %v, true, memory, none",
 			o.maxMerchants, o.merchantIdleTTL, o.metrics, o.storeURL, o.faultsPath,
-			paymock.DefaultMaxMerchants, sandbox.DefaultMerchantIdleTTL)
+			merchants.DefaultMaxMerchants, sandbox.DefaultMerchantIdleTTL)
 	}
 	faultsFile := writeFile(t, "faults.yaml", "- {operation: listPayments, status: 503}\n")
 	tests := []struct {

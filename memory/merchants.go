@@ -1,0 +1,309 @@
+// The merchant registry's records in memory: run-time keys by digest,
+// open-mode tokens, revocations and added endpoints (paymock.MerchantStore).
+
+package memory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/paymock/paymock"
+)
+
+var _ paymock.MerchantStore = (*Merchants)(nil)
+
+// Merchants keeps the merchant registry's run-time records in this
+// process. Every method answers from maps under one lock; Key, asked on
+// every request with a run-time key, allocates nothing. An idle open-mode
+// merchant costs one key record here (96 bytes and its id and masked
+// strings) and two map slots; the registry's own entry is the rest.
+type Merchants struct {
+	mu       sync.RWMutex
+	byDigest map[[32]byte]*storedKey
+	// open finds an open-mode merchant's token by the merchant's id.
+	open map[string]*storedKey
+	// of holds the rest of a merchant's records, for the merchants that
+	// have any: most open-mode merchants have none.
+	of map[string]*merchantRecords
+}
+
+// NewMerchants returns an empty store.
+func NewMerchants() *Merchants {
+	return &Merchants{
+		byDigest: make(map[[32]byte]*storedKey),
+		open:     make(map[string]*storedKey),
+		of:       make(map[string]*merchantRecords),
+	}
+}
+
+// storedKey is a paymock.StoredKey kept compactly: one idle open-mode
+// merchant is one of these.
+type storedKey struct {
+	digest     [32]byte
+	id         string
+	merchantID string
+	masked     string
+	created    int64 // Unix ns
+	source     uint8 // index in sources
+	revoked    bool
+}
+
+var sources = [...]paymock.KeySource{paymock.KeyCreated, paymock.KeyOpen, paymock.KeyFromConfig}
+
+func sourceIndex(s paymock.KeySource) (uint8, error) {
+	if i := slices.Index(sources[:], s); i >= 0 {
+		return uint8(i), nil
+	}
+	return 0, fmt.Errorf("key source %q: want created, open or config", s)
+}
+
+func (k *storedKey) stored() paymock.StoredKey {
+	return paymock.StoredKey{Digest: k.digest, ID: k.id, MerchantID: k.merchantID, Masked: k.masked,
+		Source: sources[k.source], Created: time.Unix(0, k.created).UTC(), Revoked: k.revoked}
+}
+
+// merchantRecords are one merchant's keys but its open-mode token, and its
+// added endpoints.
+type merchantRecords struct {
+	keys []*storedKey // live and revoked, oldest first
+	// revoked are its revoked created keys, oldest revocation first: the
+	// ones pruned past RevokeKey's keep.
+	revoked   []*storedKey
+	endpoints []paymock.StoredEndpoint // oldest first
+}
+
+func (m *Merchants) recordsLocked(merchantID string) *merchantRecords {
+	r := m.of[merchantID]
+	if r == nil {
+		r = &merchantRecords{}
+		m.of[merchantID] = r
+	}
+	return r
+}
+
+// Key implements paymock.KeyStore.
+func (m *Merchants) Key(_ context.Context, digest [32]byte) (paymock.StoredKey, bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	k := m.byDigest[digest]
+	if k == nil {
+		return paymock.StoredKey{}, false, nil
+	}
+	return k.stored(), true, nil
+}
+
+// OpenKey implements paymock.KeyStore.
+func (m *Merchants) OpenKey(_ context.Context, merchantID string) (paymock.StoredKey, bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	k := m.open[merchantID]
+	if k == nil {
+		return paymock.StoredKey{}, false, nil
+	}
+	return k.stored(), true, nil
+}
+
+// AddKey implements paymock.KeyStore.
+func (m *Merchants) AddKey(_ context.Context, k paymock.StoredKey, limit int) error {
+	src, err := sourceIndex(k.Source)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	recs := m.of[k.MerchantID]
+	if limit >= 0 {
+		n := 0
+		if k.Source == paymock.KeyOpen {
+			if o := m.open[k.MerchantID]; o != nil && !o.revoked {
+				n++
+			}
+		} else if recs != nil {
+			for _, x := range recs.keys {
+				if x.source == src && !x.revoked {
+					n++
+				}
+			}
+		}
+		if n >= limit {
+			return fmt.Errorf("add api key for %s: %w", k.MerchantID, paymock.ErrLimitReached)
+		}
+	}
+	taken := m.byDigest[k.Digest] != nil
+	if o := m.open[k.MerchantID]; o != nil && (o.id == k.ID || k.Source == paymock.KeyOpen) {
+		taken = true
+	}
+	if recs != nil && slices.ContainsFunc(recs.keys, func(x *storedKey) bool { return x.id == k.ID }) {
+		taken = true
+	}
+	if taken {
+		return fmt.Errorf("add api key %s for %s: %w", k.ID, k.MerchantID, paymock.ErrDuplicate)
+	}
+	s := &storedKey{digest: k.Digest, id: k.ID, merchantID: k.MerchantID, masked: k.Masked,
+		created: k.Created.UnixNano(), source: src, revoked: k.Revoked}
+	m.byDigest[k.Digest] = s
+	if k.Source == paymock.KeyOpen {
+		m.open[k.MerchantID] = s
+		return nil
+	}
+	recs = m.recordsLocked(k.MerchantID)
+	recs.keys = append(recs.keys, s)
+	if s.revoked && k.Source == paymock.KeyCreated {
+		recs.revoked = append(recs.revoked, s)
+	}
+	return nil
+}
+
+// Keys implements paymock.KeyStore.
+func (m *Merchants) Keys(_ context.Context, merchantID string) ([]paymock.StoredKey, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []paymock.StoredKey
+	if o := m.open[merchantID]; o != nil && !o.revoked {
+		out = append(out, o.stored())
+	}
+	if recs := m.of[merchantID]; recs != nil {
+		for _, k := range recs.keys {
+			if !k.revoked {
+				out = append(out, k.stored())
+			}
+		}
+	}
+	return out, nil
+}
+
+// RevokeKey implements paymock.KeyStore.
+func (m *Merchants) RevokeKey(_ context.Context, merchantID, keyID string, keep int) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	recs := m.of[merchantID]
+	if o := m.open[merchantID]; o != nil && o.id == keyID && !o.revoked {
+		o.revoked = true
+	} else if recs == nil {
+		return false, nil
+	} else if i := slices.IndexFunc(recs.keys, func(k *storedKey) bool { return k.id == keyID && !k.revoked }); i >= 0 {
+		k := recs.keys[i]
+		k.revoked = true
+		if sources[k.source] == paymock.KeyCreated {
+			recs.revoked = append(recs.revoked, k)
+		}
+	} else {
+		return false, nil
+	}
+	if recs != nil {
+		for len(recs.revoked) > max(keep, 0) {
+			m.dropKeyLocked(recs, recs.revoked[0])
+			recs.revoked = recs.revoked[1:]
+		}
+	}
+	return true, nil
+}
+
+// dropKeyLocked forgets one of a merchant's keys but its open-mode token.
+func (m *Merchants) dropKeyLocked(recs *merchantRecords, k *storedKey) {
+	delete(m.byDigest, k.digest)
+	recs.keys = slices.DeleteFunc(recs.keys, func(x *storedKey) bool { return x == k })
+}
+
+// RevokedDigests implements paymock.KeyStore. It reads every key: the
+// registry asks only for configured keys, which only a sandbox with
+// configured merchants (and so no open-mode tokens) has.
+func (m *Merchants) RevokedDigests(_ context.Context, source paymock.KeySource) ([][32]byte, error) {
+	src, err := sourceIndex(source)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out [][32]byte
+	for d, k := range m.byDigest {
+		if k.revoked && k.source == src {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// AddEndpoint implements paymock.EndpointStore.
+func (m *Merchants) AddEndpoint(_ context.Context, e paymock.StoredEndpoint, limit int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var have []paymock.StoredEndpoint
+	if recs := m.of[e.MerchantID]; recs != nil {
+		have = recs.endpoints
+	}
+	if limit >= 0 && len(have) >= limit {
+		return fmt.Errorf("add webhook endpoint for %s: %w", e.MerchantID, paymock.ErrLimitReached)
+	}
+	if slices.ContainsFunc(have, func(x paymock.StoredEndpoint) bool { return x.ID == e.ID }) {
+		return fmt.Errorf("add webhook endpoint %s for %s: %w", e.ID, e.MerchantID, paymock.ErrDuplicate)
+	}
+	e.Created = e.Created.Round(0).UTC()
+	recs := m.recordsLocked(e.MerchantID)
+	recs.endpoints = append(recs.endpoints, e)
+	return nil
+}
+
+// Endpoints implements paymock.EndpointStore.
+func (m *Merchants) Endpoints(_ context.Context, merchantID string) ([]paymock.StoredEndpoint, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	recs := m.of[merchantID]
+	if recs == nil || len(recs.endpoints) == 0 {
+		return nil, nil
+	}
+	return slices.Clone(recs.endpoints), nil
+}
+
+// SetEndpointDisabled implements paymock.EndpointStore.
+func (m *Merchants) SetEndpointDisabled(_ context.Context, merchantID, id string, disabled bool) (paymock.StoredEndpoint, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	recs := m.of[merchantID]
+	if recs == nil {
+		return paymock.StoredEndpoint{}, false, nil
+	}
+	for i := range recs.endpoints {
+		if recs.endpoints[i].ID == id {
+			recs.endpoints[i].Disabled = disabled
+			return recs.endpoints[i], true, nil
+		}
+	}
+	return paymock.StoredEndpoint{}, false, nil
+}
+
+// DeleteEndpoint implements paymock.EndpointStore.
+func (m *Merchants) DeleteEndpoint(_ context.Context, merchantID, id string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	recs := m.of[merchantID]
+	if recs == nil {
+		return false, nil
+	}
+	n := len(recs.endpoints)
+	// A new slice: what Endpoints handed out earlier stays as it was.
+	recs.endpoints = slices.DeleteFunc(slices.Clone(recs.endpoints), func(e paymock.StoredEndpoint) bool { return e.ID == id })
+	return len(recs.endpoints) < n, nil
+}
+
+// ReleaseMerchant implements paymock.MerchantStore. This store is this
+// process's alone: a merchant the registry no longer holds can never be
+// reached again, so all its records go.
+func (m *Merchants) ReleaseMerchant(_ context.Context, merchantID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o := m.open[merchantID]; o != nil {
+		delete(m.byDigest, o.digest)
+		delete(m.open, merchantID)
+	}
+	if recs := m.of[merchantID]; recs != nil {
+		for _, k := range recs.keys {
+			delete(m.byDigest, k.digest)
+		}
+		delete(m.of, merchantID)
+	}
+	return nil
+}
