@@ -180,7 +180,7 @@ func (s *side) transportMessage(method, path string, err error) string {
 		return fmt.Sprintf("%s did not answer %s %s within %s (--timeout)", s.host, method, path, s.timeout)
 	case errors.As(err, &cert), errors.As(err, &host), errors.As(err, &inv):
 		return fmt.Sprintf("TLS with %s failed: %v", s.host, unwrapURL(err))
-	case errors.As(err, &rec):
+	case errors.As(err, &rec), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return fmt.Sprintf("TLS with %s failed: it does not speak TLS on that port (an http:// base URL?)", s.host)
 	case errors.As(err, &dns):
 		return fmt.Sprintf("cannot reach %s: no such host", s.host)

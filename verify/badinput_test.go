@@ -1,0 +1,77 @@
+package verify
+
+import (
+	"bytes"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRun_BadDeploymentsStopWithAMessageNamingTheHostNeverTheKey(t *testing.T) {
+	const key = "sk_secret_never_shown"
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusedAddr := closed.Addr().String()
+	closed.Close()
+	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write([]byte("<html><body>Welcome</body></html>"))
+	}))
+	defer html.Close()
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	hang := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-hang:
+		}
+	}))
+	defer slow.Close()
+	defer close(hang)
+	other := newOtherUpstream(t)
+
+	for _, tc := range []struct {
+		name, base string
+		timeout    time.Duration
+		want       string
+	}{
+		{"unreachable", "http://" + refusedAddr, 0, "cannot reach " + refusedAddr + ": "},
+		{"refused key", other.URL, 0, strings.TrimPrefix(other.URL, "http://") + " refused the API key (401 on GET /api/v1/payments)"},
+		{"TLS error", tlsSrv.URL, 0, "TLS with " + strings.TrimPrefix(tlsSrv.URL, "https://") + " failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"},
+		{"plain HTTP on a TLS port", "https://" + strings.TrimPrefix(html.URL, "http://"), 0, "TLS with " + strings.TrimPrefix(html.URL, "http://") + " failed: it does not speak TLS"},
+		{"HTML answer", html.URL, 0, strings.TrimPrefix(html.URL, "http://") + " answered GET /api/v1/payments with 200 and text/html; charset=utf-8, not JSON"},
+		{"timeout", slow.URL, 200 * time.Millisecond, strings.TrimPrefix(slow.URL, "http://") + " did not answer GET /api/v1/payments within 200ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := runAgainst(t, Config{BaseURL: tc.base, APIKey: key, Timeout: tc.timeout})
+			out := text(t, rep)
+			var js bytes.Buffer
+			if err := rep.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Failed() || len(rep.Problems) != 1 || !strings.HasPrefix(rep.Problems[0], tc.want) {
+				t.Errorf("problems %q, want one starting %q", rep.Problems, tc.want)
+			}
+			if !strings.Contains(out, "the report below is partial") || len(rep.Checks) != 1 {
+				t.Errorf("not a partial report of the first check:\n%s", out)
+			}
+			if strings.Contains(out, key) || strings.Contains(js.String(), key) {
+				t.Errorf("the report shows the key:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestConfig_BadBaseURLsAreRefusedBeforeAnyCall(t *testing.T) {
+	for _, base := range []string{"", "localhost:8080", "ftp://x", "https://user:pw@host", "http://h/?q=1"} {
+		if _, err := Run(t.Context(), Config{BaseURL: base, APIKey: "k"}); err == nil {
+			t.Errorf("base URL %q accepted", base)
+		}
+	}
+}
