@@ -274,13 +274,13 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 // PointsMarkdown is the table of open points as docs/verify.md shows it.
 func PointsMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| point | compared | the spec | `--variants` |\n|---|---|---|---|\n")
+	b.WriteString("| point | compared | the spec | compared when the run saw | `--variants` |\n|---|---|---|---|---|\n")
 	for _, p := range Points() {
 		v := "none"
 		if p.Variant != "" {
 			v = "`" + p.Variant + "`"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", p.ID, p.Topic, p.Spec, v)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", p.ID, p.Topic, p.Spec, p.Needs, v)
 	}
 	return b.String()
 }
