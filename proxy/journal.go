@@ -103,9 +103,19 @@ func (j *Journal) Record(caller string, e Entry) {
 	}
 }
 
-// Entries are a caller's exchanges, newest first, after offset, at most
-// limit, and how many there are in all.
-func (j *Journal) Entries(caller string, offset, limit int) ([]Entry, int) {
+// Filter selects journal entries, as the server's journal does.
+type Filter struct {
+	Status     int  // 0: any
+	Violations bool // only exchanges that broke the contract
+}
+
+func (f Filter) match(e Entry) bool {
+	return (f.Status == 0 || e.Status == f.Status) && (!f.Violations || len(e.Violations) > 0)
+}
+
+// Entries are a caller's exchanges that f selects, newest first, after
+// offset, at most limit, and how many match in all.
+func (j *Journal) Entries(caller string, f Filter, offset, limit int) ([]Entry, int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := []Entry{}
@@ -113,11 +123,19 @@ func (j *Journal) Entries(caller string, offset, limit int) ([]Entry, int) {
 	if cl == nil {
 		return out, 0
 	}
+	total := 0
 	n := len(cl.ring)
-	for i := offset; i < n && len(out) < limit; i++ {
-		out = append(out, cl.ring[(cl.next-1-i+2*n)%n])
+	for i := range n {
+		e := cl.ring[(cl.next-1-i+2*n)%n]
+		if !f.match(e) {
+			continue
+		}
+		if total >= offset && len(out) < limit {
+			out = append(out, e)
+		}
+		total++
 	}
-	return out, n
+	return out, total
 }
 
 // Report is a caller's contract report, in the server's form, each

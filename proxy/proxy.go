@@ -313,19 +313,32 @@ func (p *Proxy) serveRequests(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	q := r.URL.Query()
 	page, perPage := 1, 10
-	for name, dst := range map[string]*int{"page": &page, "per_page": &perPage} {
-		if v := r.URL.Query().Get(name); v != "" {
-			n, err := parsePositive(v)
-			if err != nil || (name == "per_page" && n > 100) {
-				writeError(w, http.StatusBadRequest, &paymock.Error{Type: paymock.InvalidRequest, Code: "parameter_invalid",
-					Message: name + " must be a whole number from 1" + map[bool]string{true: " to 100", false: ""}[name == "per_page"], Param: name})
-				return
-			}
-			*dst = n
+	var f Filter
+	for _, param := range []struct {
+		name  string
+		dst   *int
+		max   int
+		words string
+	}{
+		{"page", &page, 1 << 30, "a whole number from 1"},
+		{"per_page", &perPage, 100, "a whole number from 1 to 100"},
+		{"status", &f.Status, 599, "an HTTP status"},
+	} {
+		if !q.Has(param.name) {
+			continue
 		}
+		n, err := parsePositive(q.Get(param.name))
+		if err != nil || n > param.max {
+			writeError(w, http.StatusBadRequest, &paymock.Error{Type: paymock.InvalidRequest, Code: "parameter_invalid",
+				Message: param.name + " must be " + param.words, Param: param.name})
+			return
+		}
+		*param.dst = n
 	}
-	items, total := p.journal.Entries(c, (page-1)*perPage, perPage)
+	f.Violations = q.Get("violations") == "true"
+	items, total := p.journal.Entries(c, f, (page-1)*perPage, perPage)
 	writeJSON(w, map[string]any{"items": items, "pagination": map[string]int{
 		"page": page, "per_page": perPage, "total_items": total, "total_pages": (total + perPage - 1) / perPage}})
 }

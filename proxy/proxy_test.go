@@ -238,3 +238,36 @@ func TestReplay_AFolderWithoutRecordsIsAClearError(t *testing.T) {
 		t.Errorf("broken file: %v", err)
 	}
 }
+
+func TestProxy_TheJournalListsTheCallersExchangesWithTheirSides(t *testing.T) {
+	up := newOtherUpstream(t)
+	_, base := startProxy(t, Config{Upstream: up.URL})
+	send(t, "GET", base+"/api/v1/payments/pay_nope", "sk_other_good", "")
+	send(t, "HEAD", base+"/api/v1/payments", "sk_other_good", "")
+	send(t, "POST", base+"/api/v1/payments", "sk_other_good", strings.Replace(createBody, `"amount"`, `"amout"`, 1))
+	a := send(t, "GET", base+"/_sandbox/requests?violations=true&per_page=5", "sk_other_good", "")
+	var page struct {
+		Items      []Entry `json:"items"`
+		Pagination struct {
+			TotalItems int `json:"total_items"`
+		} `json:"pagination"`
+	}
+	if err := json.Unmarshal(a.body, &page); err != nil || a.status != 200 {
+		t.Fatalf("requests: %d %s", a.status, a.body)
+	}
+	if page.Pagination.TotalItems != 2 || len(page.Items) != 2 {
+		t.Fatalf("%d exchanges with violations, want 2 (the HEAD has none): %s", page.Pagination.TotalItems, a.body)
+	}
+	newest, oldest := page.Items[0], page.Items[1]
+	if newest.Operation != "createPayment" || newest.Violations[0].Side != "client" || oldest.Violations[0].Side != "upstream" {
+		t.Errorf("journal: %s", a.body)
+	}
+	for _, q := range []string{"per_page=101", "status=abc", "page=0"} {
+		if a := send(t, "GET", base+"/_sandbox/requests?"+q, "sk_other_good", ""); a.status != 400 {
+			t.Errorf("%s: %d %s", q, a.status, a.body)
+		}
+	}
+	if a := send(t, "GET", base+"/_sandbox/report", "", ""); a.status != 401 || a.header.Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("report without a key: %d %v", a.status, a.header)
+	}
+}

@@ -5,9 +5,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/paymock/paymock/paymocktest"
 )
 
 func TestRun_BadDeploymentsStopWithAMessageNamingTheHostNeverTheKey(t *testing.T) {
@@ -72,6 +76,40 @@ func TestConfig_BadBaseURLsAreRefusedBeforeAnyCall(t *testing.T) {
 	for _, base := range []string{"", "localhost:8080", "ftp://x", "https://user:pw@host", "http://h/?q=1"} {
 		if _, err := Run(t.Context(), Config{BaseURL: base, APIKey: "k"}); err == nil {
 			t.Errorf("base URL %q accepted", base)
+		}
+	}
+}
+
+func TestRun_ACheckWithoutAnAnswerMidRunIsAProblemAndTheRestStillRuns(t *testing.T) {
+	s := paymocktest.New(t, paymocktest.AllowViolations())
+	target, _ := url.Parse(s.URL)
+	fwd := httputil.NewSingleHostReverseProxy(target)
+	// Only the retrieve of a real id hangs.
+	hang := make(chan struct{})
+	defer close(hang)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/payments/pay_") && !strings.Contains(r.URL.Path, "Unknown") {
+			select {
+			case <-r.Context().Done():
+			case <-hang:
+			}
+			return
+		}
+		fwd.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	rep := runAgainst(t, Config{BaseURL: front.URL, APIKey: s.APIKey, Timeout: 300 * time.Millisecond})
+	out := text(t, rep)
+	host := strings.TrimPrefix(front.URL, "http://")
+	if len(rep.Problems) != 1 || !strings.HasPrefix(rep.Problems[0], "retrieve: "+host+" did not answer GET /api/v1/payments/pay_") {
+		t.Errorf("problems %q", rep.Problems)
+	}
+	if !rep.Failed() || len(rep.Checks) != 11 || !strings.Contains(out, "problems (the report below is partial):") {
+		t.Errorf("want every other check run and the report marked partial:\n%s", out)
+	}
+	for _, u := range rep.Unobserved {
+		if u.Point == "status.list" {
+			t.Errorf("the list was not compared:\n%s", out)
 		}
 	}
 }

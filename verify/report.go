@@ -45,7 +45,8 @@ type Report struct {
 	RunID  string `json:"run_id"`
 	Target string `json:"target"`
 	Notice string `json:"notice"`
-	// Problems stopped the run early: the report is partial.
+	// Problems are checks that got no usable answer; the first one may
+	// have stopped the run. The report is then partial.
 	Problems   []string     `json:"problems"`
 	Checks     []*Exchange  `json:"checks"`
 	Skipped    []skipped    `json:"skipped"`
@@ -104,8 +105,11 @@ func (r *Report) compare(pm, dep *observations) {
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintln(&b, r.Notice)
-	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "stopped: %s (the report below is partial)\n", p)
+	if len(r.Problems) > 0 {
+		fmt.Fprintln(&b, "problems (the report below is partial):")
+		for _, p := range r.Problems {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
 	}
 	fmt.Fprintf(&b, "checks: %d run, %d left out\n", len(r.Checks), len(r.Skipped))
 	for _, s := range r.Skipped {
@@ -212,7 +216,7 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	checks := junitSuite{Name: "paymock verify contract"}
 	for _, p := range r.Problems {
 		checks.Cases = append(checks.Cases, junitCase{Name: "run", ClassName: "paymock.verify",
-			Failures: []junitFailure{{Message: "the run stopped early", Type: "problem", Text: p}}})
+			Failures: []junitFailure{{Message: "a check got no usable answer", Type: "problem", Text: p}}})
 	}
 	for _, x := range r.Checks {
 		tc := junitCase{Name: x.Check + " " + x.Method + " " + x.Path, ClassName: "paymock.verify.contract"}

@@ -62,7 +62,7 @@ func (u *otherUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cust, _ := in["customer"].(map[string]any)
 		_, mcc := in["mcc"]
 		_, acct := in["account_id"]
-		if cust["email"] == nil || (mcc && acct) {
+		if cust["email"] == nil || in["amount"] == nil || (mcc && acct) {
 			u.fail(w, http.StatusUnprocessableEntity, "invalid")
 			return
 		}

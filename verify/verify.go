@@ -168,6 +168,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		x := deployment.obs.exchanges[c]
 		rep.Checks = append(rep.Checks, x)
 		if x.Status == 0 {
+			// A check after the first that got no answer: the run went
+			// on without it, and the report says which.
+			if x.Error != problem {
+				rep.Problems = append(rep.Problems, c+": "+x.Error)
+			}
 			continue
 		}
 		for _, v := range CheckAnswer(ctx, docs.Service, x.req, x.Status, x.header, x.body) {

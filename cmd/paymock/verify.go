@@ -243,7 +243,7 @@ func verifyCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	parts := []string{}
 	if len(rep.Problems) > 0 {
-		parts = append(parts, "the run stopped early: "+rep.Problems[0])
+		parts = append(parts, "a check got no usable answer: "+rep.Problems[0])
 	}
 	parts = append(parts, fmt.Sprintf("%d %s, %d drifting %s",
 		len(rep.Violations), plural(len(rep.Violations), "contract violation", "contract violations"),

@@ -66,7 +66,7 @@ func TestVerify_FindingsExit1AndProblemsNameTheHost(t *testing.T) {
 	defer html.Close()
 	host := strings.TrimPrefix(html.URL, "http://")
 	out, errOut, code = runCLI(context.Background(), []string{"verify", "--base-url", html.URL}, map[string]string{verifyKeyEnv: "sk_never_printed"})
-	if code != 1 || !strings.Contains(errOut, "the run stopped early: "+host+" answered GET /api/v1/payments with 200 and text/html") {
+	if code != 1 || !strings.Contains(errOut, "a check got no usable answer: "+host+" answered GET /api/v1/payments with 200 and text/html") {
 		t.Errorf("exit %d:\n%s\n%s", code, out, errOut)
 	}
 	if strings.Contains(out+errOut, "sk_never_printed") {
