@@ -1,3 +1,6 @@
+// Tests of the proxy over real HTTP: sides, counts, unchanged answers,
+// the journal, recording and replay.
+
 package proxy
 
 import (

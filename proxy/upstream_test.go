@@ -1,3 +1,6 @@
+// A deployment that chose otherwise than paymock, for the proxy to stand
+// in front of.
+
 package proxy
 
 import (

@@ -1,3 +1,5 @@
+// The table of docs/verify.md is the table of the code.
+
 package verify
 
 import (

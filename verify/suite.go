@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/paymock/paymock"
@@ -182,6 +183,8 @@ func (s *side) transportMessage(method, path string, err error) string {
 		return fmt.Sprintf("TLS with %s failed: %v", s.host, unwrapURL(err))
 	case errors.As(err, &rec), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return fmt.Sprintf("TLS with %s failed: it does not speak TLS on that port (an http:// base URL?)", s.host)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return fmt.Sprintf("%s closed the connection without answering %s %s", s.host, method, path)
 	case errors.As(err, &dns):
 		return fmt.Sprintf("cannot reach %s: no such host", s.host)
 	case errors.As(err, &op) && op.Op == "dial":

@@ -1,3 +1,6 @@
+// A deployment that chose otherwise than paymock on purpose, for verify
+// to find every difference of.
+
 package verify
 
 import (

@@ -1,3 +1,6 @@
+// Tests of a run against paymocks: clean, bounded, and with every
+// variant; and against a deployment that differs.
+
 package verify
 
 import (

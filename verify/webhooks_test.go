@@ -1,3 +1,6 @@
+// Tests of the webhook part: a paymock sender verifies clean, a sender
+// signing another way is a signature drift.
+
 package verify
 
 import (

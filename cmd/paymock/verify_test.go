@@ -1,3 +1,6 @@
+// Tests of "paymock verify" and "paymock proxy": formats, exit codes,
+// usage errors, the gate on a proxy's report, and the replay.
+
 package main
 
 import (
