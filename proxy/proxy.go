@@ -133,11 +133,18 @@ func copyHeader(dst, src http.Header) {
 // other request.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
-	case "/_sandbox/report":
-		p.serveReport(w, r)
-		return
-	case "/_sandbox/requests":
-		p.serveRequests(w, r)
+	case "/_sandbox/report", "/_sandbox/requests":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, &paymock.Error{Type: paymock.InvalidRequest, Code: "method_not_allowed",
+				Message: r.Method + " is not allowed on " + r.URL.Path})
+			return
+		}
+		if r.URL.Path == "/_sandbox/report" {
+			p.serveReport(w, r)
+		} else {
+			p.serveRequests(w, r)
+		}
 		return
 	}
 	start := time.Now()

@@ -270,6 +270,9 @@ func TestProxy_TheJournalListsTheCallersExchangesWithTheirSides(t *testing.T) {
 			t.Errorf("%s: %d %s", q, a.status, a.body)
 		}
 	}
+	if a := send(t, "POST", base+"/_sandbox/report", "sk_other_good", "{}"); a.status != 405 || a.header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST of the report: %d %v", a.status, a.header)
+	}
 	if a := send(t, "GET", base+"/_sandbox/report", "", ""); a.status != 401 || a.header.Get("WWW-Authenticate") != "Bearer" {
 		t.Errorf("report without a key: %d %v", a.status, a.header)
 	}
