@@ -75,6 +75,23 @@ func TestRun_BadDeploymentsStopWithAMessageNamingTheHostNeverTheKey(t *testing.T
 	}
 }
 
+func TestConfig_BadWebhookSettingsAreRefusedBeforeAnyCall(t *testing.T) {
+	if _, err := Run(t.Context(), Config{BaseURL: "http://x", APIKey: "k", Webhooks: &WebhookConfig{Secret: "whsec_AAAA"}}); err == nil {
+		t.Error("a webhook part without a listener accepted")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(t.Context(), Config{BaseURL: "http://x", APIKey: "k", Webhooks: &WebhookConfig{Listener: ln, Secret: "whsec_!!"}})
+	if err == nil || !strings.Contains(err.Error(), "webhook secret") {
+		t.Errorf("a secret that is not base64: %v", err)
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Error("the listener of a refused run is still open")
+	}
+}
+
 func TestConfig_BadBaseURLsAreRefusedBeforeAnyCall(t *testing.T) {
 	for _, base := range []string{"", "localhost:8080", "ftp://x", "https://user:pw@host", "http://h/?q=1"} {
 		if _, err := Run(t.Context(), Config{BaseURL: base, APIKey: "k"}); err == nil {

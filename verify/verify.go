@@ -109,6 +109,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	var dep *receiver
 	if cfg.Webhooks != nil {
+		if cfg.Webhooks.Listener == nil {
+			return nil, errors.New("verify: the webhook part needs a listener for the deployment's deliveries")
+		}
 		if cfg.Webhooks.Wait <= 0 {
 			cfg.Webhooks.Wait = DefaultWebhookWait
 		}
