@@ -49,7 +49,7 @@ type Report struct {
 	// have stopped the run. The report is then partial.
 	Problems   []string     `json:"problems"`
 	Checks     []*Exchange  `json:"checks"`
-	Skipped    []skipped    `json:"skipped"`
+	Skipped    []Skip       `json:"skipped"`
 	Violations []Violation  `json:"violations"`
 	Drift      []Drift      `json:"drift"`
 	Unobserved []Unobserved `json:"not_compared"`
@@ -160,7 +160,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		cp.Checks = []*Exchange{}
 	}
 	if cp.Skipped == nil {
-		cp.Skipped = []skipped{}
+		cp.Skipped = []Skip{}
 	}
 	if cp.Violations == nil {
 		cp.Violations = []Violation{}

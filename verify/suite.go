@@ -253,15 +253,15 @@ type plan struct {
 	expiring   bool // a create that expires at once, for its webhook
 }
 
-// skipped is a check the run left out, and why.
-type skipped struct {
+// Skip is a check the run left out, and why.
+type Skip struct {
 	Check  string `json:"check"`
 	Reason string `json:"reason"`
 }
 
 // run runs the suite on one side. It returns the problem that stopped
 // it ("" when it ran to its end) and the checks it left out.
-func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Context) error) (problem string, skips []skipped) {
+func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Context) error) (problem string, skips []Skip) {
 	x := s.call(ctx, checkList, http.MethodGet, "/api/v1/payments", nil, "")
 	if msg := s.fatal(x); msg != "" {
 		return msg, nil
@@ -269,7 +269,7 @@ func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Contex
 	budget := p.maxCreates
 	create := func(check string, body map[string]any) *Exchange {
 		if budget <= 0 {
-			skips = append(skips, skipped{check, "it could create a payment past --max-creates"})
+			skips = append(skips, Skip{check, "it could create a payment past --max-creates"})
 			return nil
 		}
 		budget--
@@ -282,7 +282,7 @@ func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Contex
 	if p.account {
 		create(checkCreateAcct, s.createBody(map[string]any{"account_id": s.account}))
 	} else {
-		skips = append(skips, skipped{checkCreateAcct, "no --account-id"})
+		skips = append(skips, Skip{checkCreateAcct, "no --account-id"})
 	}
 	if p.card {
 		create(checkCreateCard, s.createBody(map[string]any{"mcc": 5999, "payment_method": map[string]any{
@@ -292,7 +292,7 @@ func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Contex
 				"line1": "1 Test Street", "city": "Testville", "state": "TS", "postal_code": "12345", "country": "US"}},
 		}}))
 	} else {
-		skips = append(skips, skipped{checkCreateCard, "no --card (cards are for PCI-approved merchants only)"})
+		skips = append(skips, Skip{checkCreateCard, "no --card (cards are for PCI-approved merchants only)"})
 	}
 	if p.expiring {
 		if x := create(checkCreateExpiry, s.createBody(map[string]any{"mcc": 5999, "expires_in": 1})); x != nil && x.Status/100 == 2 {
@@ -311,7 +311,7 @@ func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Contex
 	if id := s.firstCreated(); id != "" {
 		s.call(ctx, checkRetrieve, http.MethodGet, "/api/v1/payments/"+url.PathEscape(id), nil, "")
 	} else {
-		skips = append(skips, skipped{checkRetrieve, "no payment was created"})
+		skips = append(skips, Skip{checkRetrieve, "no payment was created"})
 	}
 	s.call(ctx, checkPerPage1, http.MethodGet, "/api/v1/payments?per_page=1", nil, "")
 	full := s.call(ctx, checkPerPage100, http.MethodGet, "/api/v1/payments?per_page=100", nil, "")
