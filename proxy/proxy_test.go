@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paymock/paymock/internal/driftedtest"
 	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/paymocktest"
 )
@@ -126,10 +127,10 @@ func TestProxy_ToAPaymockOnlyTheClientViolates(t *testing.T) {
 }
 
 func TestProxy_ToADifferentUpstreamItsAnswersAreMarkedAndPassedBackUnchanged(t *testing.T) {
-	up := newOtherUpstream(t)
+	up := driftedtest.New(t)
 	_, base := startProxy(t, Config{Upstream: up.URL})
-	session(t, base, "sk_other_good")
-	r := report(t, base, "sk_other_good")
+	session(t, base, driftedtest.Key)
+	r := report(t, base, driftedtest.Key)
 	got := sides(r)
 	if got["client"] == 0 || got["upstream"] == 0 {
 		t.Errorf("violations by side %v, want both sides", got)
@@ -158,8 +159,8 @@ func TestProxy_ToADifferentUpstreamItsAnswersAreMarkedAndPassedBackUnchanged(t *
 	// The upstream's answers, even those that break the contract, come
 	// back byte for byte.
 	for _, path := range []string{"/api/v1/payments/pay_nope", "/api/v1/payments?per_page=101"} {
-		direct := send(t, "GET", up.URL+path, "sk_other_good", "")
-		via := send(t, "GET", base+path, "sk_other_good", "")
+		direct := send(t, "GET", up.URL+path, driftedtest.Key, "")
+		via := send(t, "GET", base+path, driftedtest.Key, "")
 		if via.status != direct.status || !bytes.Equal(via.body, direct.body) || via.header.Get("X-Request-Id") != direct.header.Get("X-Request-Id") {
 			t.Errorf("%s: through the proxy %d %s, direct %d %s", path, via.status, via.body, direct.status, direct.body)
 		}
@@ -176,12 +177,12 @@ func contains(list []string, s string) bool {
 }
 
 func TestProxy_RecordThenReplayGivesTheSameFindingsWithCredentialsRedacted(t *testing.T) {
-	up := newOtherUpstream(t)
+	up := driftedtest.New(t)
 	dir := t.TempDir()
 	_, base := startProxy(t, Config{Upstream: up.URL, RecordDir: dir})
-	session(t, base, "sk_other_good")
+	session(t, base, driftedtest.Key)
 	send(t, "GET", base+"/api/v1/payments", "", "") // no key: the client's violation, the upstream's 401
-	live := report(t, base, "sk_other_good")
+	live := report(t, base, driftedtest.Key)
 
 	replayed, n, err := Replay(t.Context(), dir)
 	if err != nil {
@@ -209,7 +210,7 @@ func TestProxy_RecordThenReplayGivesTheSameFindingsWithCredentialsRedacted(t *te
 	}
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
-		if bytes.Contains(data, []byte("sk_other_good")) {
+		if bytes.Contains(data, []byte(driftedtest.Key)) {
 			t.Errorf("%s holds the API key", f)
 		}
 	}
@@ -243,12 +244,12 @@ func TestReplay_AFolderWithoutRecordsIsAClearError(t *testing.T) {
 }
 
 func TestProxy_TheJournalListsTheCallersExchangesWithTheirSides(t *testing.T) {
-	up := newOtherUpstream(t)
+	up := driftedtest.New(t)
 	_, base := startProxy(t, Config{Upstream: up.URL})
-	send(t, "GET", base+"/api/v1/payments/pay_nope", "sk_other_good", "")
-	send(t, "HEAD", base+"/api/v1/payments", "sk_other_good", "")
-	send(t, "POST", base+"/api/v1/payments", "sk_other_good", strings.Replace(createBody, `"amount"`, `"amout"`, 1))
-	a := send(t, "GET", base+"/_sandbox/requests?violations=true&per_page=5", "sk_other_good", "")
+	send(t, "GET", base+"/api/v1/payments/pay_nope", driftedtest.Key, "")
+	send(t, "HEAD", base+"/api/v1/payments", driftedtest.Key, "")
+	send(t, "POST", base+"/api/v1/payments", driftedtest.Key, strings.Replace(createBody, `"amount"`, `"amout"`, 1))
+	a := send(t, "GET", base+"/_sandbox/requests?violations=true&per_page=5", driftedtest.Key, "")
 	var page struct {
 		Items      []Entry `json:"items"`
 		Pagination struct {
@@ -266,11 +267,11 @@ func TestProxy_TheJournalListsTheCallersExchangesWithTheirSides(t *testing.T) {
 		t.Errorf("journal: %s", a.body)
 	}
 	for _, q := range []string{"per_page=101", "status=abc", "page=0"} {
-		if a := send(t, "GET", base+"/_sandbox/requests?"+q, "sk_other_good", ""); a.status != 400 {
+		if a := send(t, "GET", base+"/_sandbox/requests?"+q, driftedtest.Key, ""); a.status != 400 {
 			t.Errorf("%s: %d %s", q, a.status, a.body)
 		}
 	}
-	if a := send(t, "POST", base+"/_sandbox/report", "sk_other_good", "{}"); a.status != 405 || a.header.Get("Allow") != "GET, HEAD" {
+	if a := send(t, "POST", base+"/_sandbox/report", driftedtest.Key, "{}"); a.status != 405 || a.header.Get("Allow") != "GET, HEAD" {
 		t.Errorf("POST of the report: %d %v", a.status, a.header)
 	}
 	if a := send(t, "GET", base+"/_sandbox/report", "", ""); a.status != 401 || a.header.Get("WWW-Authenticate") != "Bearer" {

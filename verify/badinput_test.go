@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymock/paymock/internal/driftedtest"
 	"github.com/paymock/paymock/paymocktest"
 )
 
@@ -41,7 +42,7 @@ func TestRun_BadDeploymentsStopWithAMessageNamingTheHostNeverTheKey(t *testing.T
 	}))
 	defer slow.Close()
 	defer close(hang)
-	other := newOtherUpstream(t)
+	other := driftedtest.New(t)
 
 	for _, tc := range []struct {
 		name, base string

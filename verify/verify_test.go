@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/internal/driftedtest"
 	"github.com/paymock/paymock/paymocktest"
 	"github.com/paymock/paymock/sandbox"
 )
@@ -161,8 +162,8 @@ func createPayment(t *testing.T, s *paymocktest.Server) string {
 }
 
 func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
-	srv := newOtherUpstream(t)
-	rep := runAgainst(t, Config{BaseURL: srv.URL, APIKey: "sk_other_good"})
+	srv := driftedtest.New(t)
+	rep := runAgainst(t, Config{BaseURL: srv.URL, APIKey: driftedtest.Key})
 	out := text(t, rep)
 	t.Log(out)
 	if !rep.Failed() {

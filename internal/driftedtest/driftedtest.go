@@ -1,7 +1,8 @@
-// A deployment that chose otherwise than paymock, for the proxy to stand
-// in front of.
-
-package proxy
+// Package driftedtest is a deployment of the payments service that chose
+// otherwise than paymock wherever it could, and breaks the contract in
+// ways verify and the proxy must name: the "different upstream" of their
+// tests, written once for both.
+package driftedtest
 
 import (
 	"encoding/json"
@@ -13,23 +14,27 @@ import (
 	"testing"
 )
 
-// otherUpstream is a deployment that chose otherwise than paymock on
+// Key is the one API key the deployment accepts.
+const Key = "sk_other_good"
+
+// upstream is a deployment that chose otherwise than paymock on
 // purpose: 422 instead of 400, another error shape, amounts as strings,
 // "succeeded", no WWW-Authenticate, a field the contract does not
-// declare and a required field left out.
-type otherUpstream struct {
+// declare and a required field left out. It knows one key, Key.
+type upstream struct {
 	mu       sync.Mutex
 	payments []map[string]any
 }
 
-func newOtherUpstream(t *testing.T) *httptest.Server {
-	u := &otherUpstream{}
+// New serves a fresh drifted deployment on loopback until the test ends.
+func New(t testing.TB) *httptest.Server {
+	u := &upstream{}
 	srv := httptest.NewServer(u)
 	t.Cleanup(srv.Close)
 	return srv
 }
 
-func (u *otherUpstream) payment(id string, status string, in map[string]any) map[string]any {
+func (u *upstream) payment(id string, status string, in map[string]any) map[string]any {
 	return map[string]any{
 		"id": id, "amount": fmt.Sprintf("%.2f", in["amount"]), "currency": in["currency"], "status": status,
 		"customer":    map[string]any{"id": "cus_000000000000000000000001", "email": "verify@example.com", "name": "Paymock Verify"},
@@ -41,14 +46,14 @@ func (u *otherUpstream) payment(id string, status string, in map[string]any) map
 	}
 }
 
-func (u *otherUpstream) fail(w http.ResponseWriter, status int, msg string) {
+func (u *upstream) fail(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{"message": msg, "status": status})
 }
 
-func (u *otherUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") != "Bearer sk_other_good" {
+func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer "+Key {
 		u.fail(w, http.StatusUnauthorized, "bad key") // and no WWW-Authenticate
 		return
 	}
