@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paymock/paymock/internal/driftedtest"
 	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/verify"
 )
@@ -60,6 +61,20 @@ func TestVerify_FindingsExit1AndProblemsNameTheHost(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "amount.form") || !strings.Contains(out, "closest paymock: --variants amount=string") ||
 		!strings.Contains(errOut, "verify: 0 contract violations, 1 drifting point") {
 		t.Errorf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+
+	drifted := driftedtest.New(t)
+	out, errOut, code = runCLI(context.Background(), []string{"verify", "--base-url", drifted.URL, "--api-key", driftedtest.Key, "--format", "junit"}, nil)
+	var suites struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name     string `xml:"name,attr"`
+			Failures int    `xml:"failures,attr"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(out), &suites); err != nil || code != 1 || len(suites.Suites) != 2 ||
+		suites.Suites[0].Failures == 0 || suites.Suites[1].Failures == 0 {
+		t.Errorf("a drifted deployment: exit %d, %v, %+v\n%s", code, err, suites, errOut)
 	}
 
 	html := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
