@@ -167,9 +167,13 @@ func TestProxy_TheGateFailsOnUpstreamViolationsAndTheReplayAgrees(t *testing.T) 
 			t.Fatalf("list through the proxy: %d", st)
 		}
 	}
-	out, errOut, code = runCLI(context.Background(), []string{"report", "--url", "http://" + px.addr, "--api-key", key, "--fail-on-violations"}, nil)
+	junit := filepath.Join(t.TempDir(), "contract.xml")
+	out, errOut, code = runCLI(context.Background(), []string{"report", "--url", "http://" + px.addr, "--api-key", key, "--fail-on-violations", "--junit", junit}, nil)
 	if code != 1 || !strings.Contains(out, "listPayments [upstream] has_more parameter_unknown") || !strings.Contains(errOut, "--fail-on-violations: 2 of 2 calls violated the contract") {
 		t.Errorf("gate on upstream violations: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if data, err := os.ReadFile(junit); err != nil || !strings.Contains(string(data), `<failure message="upstream has_more: parameter_unknown" type="parameter_unknown">`) {
+		t.Errorf("the JUnit report of the proxy: %v\n%s", err, data)
 	}
 
 	// The recording, checked offline, gives the proxy's report.
