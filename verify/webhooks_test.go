@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,12 +66,12 @@ func TestRun_APaymockSendingWebhooksVerifiesClean(t *testing.T) {
 func TestRun_ASenderSigningAnotherWayIsASignatureDrift(t *testing.T) {
 	// The deployment signs with a hex HMAC of the body in X-Signature:
 	// a relay re-signs paymock's deliveries that way.
-	var verifyURL string
+	var verifyURL atomic.Pointer[string] // set once the listener is known
 	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		mac := hmac.New(sha256.New, []byte("another-secret"))
 		mac.Write(body)
-		req, _ := http.NewRequest(http.MethodPost, verifyURL, bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, *verifyURL.Load(), bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
 		resp, err := http.DefaultClient.Do(req)
@@ -83,7 +84,8 @@ func TestRun_ASenderSigningAnotherWayIsASignatureDrift(t *testing.T) {
 	}))
 	defer relay.Close()
 	s, ln, secret := webhookTarget(t, func(ln net.Listener) string {
-		verifyURL = "http://" + ln.Addr().String() + "/hooks"
+		u := "http://" + ln.Addr().String() + "/hooks"
+		verifyURL.Store(&u)
 		return relay.URL
 	})
 	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Webhooks: &WebhookConfig{Listener: ln, Secret: secret, Wait: time.Minute}})
