@@ -24,6 +24,10 @@ type ReportStatus struct {
 
 // ReportViolation is one distinct violation and how often it was made.
 type ReportViolation struct {
+	// Side is who broke the contract, in a proxy's report: "client" (the
+	// request) or "upstream" (the answer). A server's own report leaves
+	// it out: there only the client can.
+	Side    string `json:"side,omitempty"`
 	Param   string `json:"param,omitempty"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -129,7 +133,7 @@ func (s *Server) getReport(c *echo.Context) error {
 		return err
 	}
 	if c.QueryParam("format") == "junit" {
-		b, err := junit(r)
+		b, err := JUnit(r)
 		if err != nil {
 			return fmt.Errorf("junit report: %w", err)
 		}
@@ -170,7 +174,8 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-func junit(r Report) ([]byte, error) {
+// JUnit is a report as JUnit XML.
+func JUnit(r Report) ([]byte, error) {
 	suite := junitSuite{Name: "paymock contract"}
 	for _, op := range r.Operations {
 		tc := junitCase{Name: op.OperationID + " " + op.Method + " " + op.Path, ClassName: "paymock.contract"}
@@ -185,6 +190,9 @@ func junit(r Report) ([]byte, error) {
 			name := v.Code
 			if v.Param != "" {
 				name = v.Param + ": " + v.Code
+			}
+			if v.Side != "" {
+				name = v.Side + " " + name
 			}
 			tc.Failures = append(tc.Failures, junitFailure{Message: name, Type: v.Code,
 				Text: fmt.Sprintf("%s (%d×)", v.Message, v.Count)})

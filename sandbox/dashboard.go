@@ -202,7 +202,7 @@ func (v journalView) Report(ctx context.Context, m *paymock.Merchant) (dashboard
 			op.Statuses = append(op.Statuses, dashboard.ReportStatus(st))
 		}
 		for _, vi := range o.Violations {
-			op.Violations = append(op.Violations, dashboard.ReportViolation(vi))
+			op.Violations = append(op.Violations, dashboard.ReportViolation{Param: vi.Param, Code: vi.Code, Message: vi.Message, Count: vi.Count})
 		}
 		out.Operations = append(out.Operations, op)
 	}

@@ -5,6 +5,8 @@
 //	paymock [serve] [flags]       run the server (the default)
 //	paymock healthcheck [flags]   exit 0 when the server at --addr is healthy
 //	paymock report [flags]        print a server's contract report; a CI gate
+//	paymock verify [flags]        check a deployment against the contract and paymock's choices
+//	paymock proxy [flags]         a validating pass-through in front of a deployment
 //	paymock version               print the version
 //
 // Run "paymock -h" for the flags of serve, "paymock report -h" and
@@ -81,7 +83,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	err := runCommand(ctx, cmd, args, getenv, stdout, stderr, h)
 	// A usage error points to the help of its own command.
 	var ue *usageError
-	if errors.As(err, &ue) && ue.cmd == "" && (cmd == "report" || cmd == "healthcheck") {
+	if errors.As(err, &ue) && ue.cmd == "" && (cmd == "report" || cmd == "healthcheck" || cmd == "verify" || cmd == "proxy") {
 		ue.cmd = cmd
 	}
 	return err
@@ -94,6 +96,10 @@ func runCommand(ctx context.Context, cmd string, args []string, getenv func(stri
 		return healthcheckCommand(ctx, args, getenv, stdout)
 	case "report":
 		return report(ctx, args, getenv, stdout)
+	case "verify":
+		return verifyCommand(ctx, args, getenv, stdout, stderr)
+	case "proxy":
+		return proxyCommand(ctx, args, getenv, stdout, stderr, h)
 	case "version":
 		switch {
 		case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
@@ -113,12 +119,16 @@ func runCommand(ctx context.Context, cmd string, args []string, getenv func(stri
 			printReportUsage(stdout)
 		case args[0] == "healthcheck":
 			printHealthcheckUsage(stdout)
+		case args[0] == "verify":
+			printVerifyUsage(stdout)
+		case args[0] == "proxy":
+			printProxyUsage(stdout)
 		default:
-			return usageErrorf("help: unknown command %q (want serve, healthcheck, report or version)", args[0])
+			return usageErrorf("help: unknown command %q (want serve, healthcheck, report, verify, proxy or version)", args[0])
 		}
 		return nil
 	default:
-		return usageErrorf("unknown command %q (want serve, healthcheck, report or version)", cmd)
+		return usageErrorf("unknown command %q (want serve, healthcheck, report, verify, proxy or version)", cmd)
 	}
 
 	raw, help, argErrs := parseFlags(args, getenv)

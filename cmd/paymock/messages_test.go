@@ -103,7 +103,7 @@ Run "paymock -h" for usage.
 		{
 			name: "an unknown command",
 			args: []string{"start"},
-			wantStderr: `paymock: unknown command "start" (want serve, healthcheck, report or version)
+			wantStderr: `paymock: unknown command "start" (want serve, healthcheck, report, verify, proxy or version)
 Run "paymock -h" for usage.
 `,
 		},

@@ -228,6 +228,10 @@ Usage:
   paymock [serve] [flags]        run the server (the default)
   paymock healthcheck [flags]    exit 0 when the server at --addr answers GET /healthz
                                  (see "paymock healthcheck -h")
+  paymock verify [flags]         check a deployment against the contract and paymock's
+                                 choices (see "paymock verify -h")
+  paymock proxy [flags]          a validating pass-through in front of a deployment
+                                 (see "paymock proxy -h")
   paymock version                print the version
 
 Every flag is also read from the environment as PAYMOCK_<NAME>

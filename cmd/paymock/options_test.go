@@ -212,7 +212,7 @@ func TestRun_RejectsBadFlagValues(t *testing.T) {
 		{"unknown flag", []string{"--colour", "x"}, nil, []string{"unknown flag --colour"}},
 		{"flag without value", []string{"--addr"}, nil, []string{"--addr needs a value"}},
 		{"stray argument", []string{"--addr", ":0", "extra"}, nil, []string{`"extra"`}},
-		{"unknown command", []string{"start"}, nil, []string{`"start"`, "serve, healthcheck, report or version"}},
+		{"unknown command", []string{"start"}, nil, []string{`"start"`, "serve, healthcheck, report, verify, proxy or version"}},
 		{"version with arguments", []string{"version", "--short"}, nil, []string{"version takes no arguments"}},
 	}
 	for _, tt := range tests {

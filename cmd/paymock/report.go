@@ -392,6 +392,9 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 	for _, op := range rep.Operations {
 		for _, v := range op.Violations {
 			where := op.OperationID
+			if v.Side != "" {
+				where += " [" + v.Side + "]"
+			}
 			if v.Param != "" {
 				where += " " + v.Param
 			}

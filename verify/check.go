@@ -1,0 +1,98 @@
+// The contract check of one answer: against its operation in
+// openapi.yaml, every violation with the JSON path it is at.
+
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/paymock/paymock/contract"
+)
+
+// Violation is one way an answer breaks openapi.yaml.
+type Violation struct {
+	Check  string `json:"check"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Status int    `json:"status"`
+	// Param is the dotted JSON path of the offending value ("" for the
+	// answer as a whole).
+	Param   string `json:"param,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// CheckAnswer checks an answer to a request of the service API against
+// its operation: a declared status, a JSON body of the declared schema.
+// A path outside the contract gets one violation saying so.
+func CheckAnswer(ctx context.Context, doc *contract.Document, req *http.Request, status int, header http.Header, body []byte) []Violation {
+	var out []Violation
+	add := func(param, code, msg string) {
+		out = append(out, Violation{Method: req.Method, Path: req.URL.RequestURI(), Status: status, Param: param, Code: code, Message: msg})
+	}
+	rt, err := doc.Match(req)
+	if err != nil {
+		add("", "route_undeclared", req.Method+" "+req.URL.Path+" is not an operation of openapi.yaml")
+		return out
+	}
+	if declared := declaredStatuses(doc, rt.OperationID()); !slices.Contains(declared, status) {
+		add("", "status_undeclared", fmt.Sprintf("status %d is not declared for %s (declared: %s)", status, rt.OperationID(), joinInts(declared)))
+		return out
+	}
+	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
+		if mt == "" {
+			mt = "no Content-Type"
+		}
+		add("", "content_type", fmt.Sprintf("the answer is %s, not application/json", mt))
+		return out
+	}
+	if !json.Valid(body) {
+		add("", "invalid_json", "the answer's body is not valid JSON")
+		return out
+	}
+	verr := doc.ValidateResponse(ctx, req, rt, status, header, body)
+	if verr == nil {
+		return out
+	}
+	for _, v := range contract.Violations(verr) {
+		msg := v.Message
+		if v.Param == "" && strings.TrimSpace(msg) == "is invalid" {
+			msg = "the answer breaks the contract: " + firstLine(verr.Error())
+		}
+		add(v.Param, v.Code, msg)
+	}
+	return out
+}
+
+func declaredStatuses(doc *contract.Document, opID string) []int {
+	for _, op := range doc.Operations() {
+		if op.ID == opID {
+			return op.Statuses
+		}
+	}
+	return nil
+}
+
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = itoa(n)
+	}
+	return strings.Join(parts, " ")
+}
+
+// firstLine cuts a kin-openapi error to its first line, never its
+// schema dumps.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

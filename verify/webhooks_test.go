@@ -1,0 +1,120 @@
+// Tests of the webhook part: a paymock sender verifies clean, a sender
+// signing another way is a signature drift.
+
+package verify
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock/paymocktest"
+)
+
+// webhookTarget is a paymock on a real clock (the payment verify makes
+// expire does) whose merchant sends its webhooks to endpointURL, and the
+// endpoint's secret.
+func webhookTarget(t *testing.T, endpointURL func(ln net.Listener) string) (*paymocktest.Server, net.Listener, string) {
+	t.Helper()
+	s := paymocktest.New(t, paymocktest.AllowViolations(), paymocktest.WithClock(lifecycle.ClockReal, time.Time{}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := controlClient(t, s).AddWebhookEndpoint(t.Context(), endpointURL(ln))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, ln, ep.Secret
+}
+
+func unobserved(rep *Report) []string {
+	var out []string
+	for _, u := range rep.Unobserved {
+		out = append(out, u.Point)
+	}
+	return out
+}
+
+func TestRun_APaymockSendingWebhooksVerifiesClean(t *testing.T) {
+	s, ln, secret := webhookTarget(t, func(ln net.Listener) string { return "http://" + ln.Addr().String() + "/hooks" })
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Webhooks: &WebhookConfig{Listener: ln, Secret: secret, Wait: time.Minute}})
+	out := text(t, rep)
+	if rep.Failed() {
+		t.Fatalf("a paymock sending webhooks fails verify:\n%s", out)
+	}
+	for _, p := range []string{"webhook.signature", "webhook.event_type", "webhook.payload", "webhook.headers.paymock_only", "webhook.unknown_types"} {
+		if slices.Contains(unobserved(rep), p) {
+			t.Errorf("%s was not compared:\n%s", p, out)
+		}
+	}
+	if len(rep.Checks) != 12 {
+		t.Errorf("%d checks, want 12 (create.expiring added):\n%s", len(rep.Checks), out)
+	}
+}
+
+func TestRun_ASenderSigningAnotherWayIsASignatureDrift(t *testing.T) {
+	// The deployment signs with a hex HMAC of the body in X-Signature:
+	// a relay re-signs paymock's deliveries that way.
+	var verifyURL atomic.Pointer[string] // set once the listener is known
+	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mac := hmac.New(sha256.New, []byte("another-secret"))
+		mac.Write(body)
+		req, _ := http.NewRequest(http.MethodPost, *verifyURL.Load(), bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+	}))
+	defer relay.Close()
+	s, ln, secret := webhookTarget(t, func(ln net.Listener) string {
+		u := "http://" + ln.Addr().String() + "/hooks"
+		verifyURL.Store(&u)
+		return relay.URL
+	})
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Webhooks: &WebhookConfig{Listener: ln, Secret: secret, Wait: time.Minute}})
+	out := text(t, rep)
+	drift := driftOf(rep)
+	if d := drift["webhook.signature"]; d.Paymock != "Standard Webhooks (webhook-signature v1 verifies)" ||
+		d.Deployment != "not Standard Webhooks: no webhook-id, webhook-timestamp and webhook-signature headers" {
+		t.Errorf("signature drift %+v:\n%s", d, out)
+	}
+	if d := drift["webhook.headers.deployment_only"]; d.Deployment != "X-Signature" {
+		t.Errorf("header drift %+v:\n%s", d, out)
+	}
+	if d := drift["webhook.headers.paymock_only"]; d.Paymock != "Webhook-Id, Webhook-Signature, Webhook-Timestamp" {
+		t.Errorf("header drift %+v:\n%s", d, out)
+	}
+	if _, ok := drift["webhook.payload"]; ok || len(rep.Violations) > 0 {
+		t.Errorf("drift on the payload, or violations, from a relay that keeps the body:\n%s", out)
+	}
+}
+
+func TestRun_WithoutListenTheWebhookPartIsSkippedAndSaysSo(t *testing.T) {
+	s := paymocktest.New(t, paymocktest.AllowViolations())
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey})
+	if rep.Webhooks != "skipped: no --listen (the webhook points are not compared)" {
+		t.Errorf("webhooks: %q", rep.Webhooks)
+	}
+	for _, p := range []string{"webhook.signature", "webhook.event_type", "webhook.payload"} {
+		if !slices.Contains(unobserved(rep), p) {
+			t.Errorf("%s compared without --listen", p)
+		}
+	}
+}
