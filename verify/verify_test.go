@@ -192,7 +192,7 @@ func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
 		"status.success_name":        {"completed", "succeeded"},
 		"auth.www_authenticate":      {"Bearer", "absent"},
 		"headers.deployment_only":    {"absent", "X-Request-Id"},
-		"headers.paymock_only":       {"Request-Id", "absent"},
+		"headers.paymock_only":       {"Cache-Control, Request-Id, X-Content-Type-Options", "absent"},
 		"error.unknown_id.code":      {"not_found_error/resource_missing", "(no error.type or error.code)"},
 		"error.unknown_id.shape":     {"{error:{code,message,param,type}}", "{message,status}"},
 	} {
