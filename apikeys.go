@@ -70,9 +70,10 @@ const maxMaskLen = 19
 
 // MaskKey hides a key for listing: a leading prefix of one or two
 // lowercase words each ending in "_" (like "sk_test_", at most 12
-// characters) stays, then "…", then the last four characters, but only
-// when at least eight characters stay hidden between them; a short key
-// shows no tail at all, since four characters would be most of it.
+// characters) stays, then "…", then the last four characters. A key whose
+// rest is shorter than eight shows the last half of it, rounded down, so
+// that short keys ("sk_test_ci", "sk_test_merchant") still look different
+// and at least as much stays hidden as is shown.
 func MaskKey(key string) string {
 	p := 0
 	for range 2 {
@@ -88,9 +89,6 @@ func MaskKey(key string) string {
 	if p == len(key) {
 		p = 0 // a key that is all prefix is all secret
 	}
-	out := key[:p] + "…"
-	if len(key)-p-4 >= 8 {
-		out += key[len(key)-4:]
-	}
-	return out
+	tail := min(4, (len(key)-p)/2)
+	return key[:p] + "…" + key[len(key)-tail:]
 }

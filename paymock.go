@@ -13,15 +13,16 @@ import "embed"
 //go:embed openapi.yaml
 var OpenAPI []byte
 
-// SandboxOpenAPI is the control API's document. It refers to the service
-// contract's schemas as "../openapi.yaml#/...", which resolves both on disk
-// and when served at /_sandbox/openapi.yaml.
+// SandboxOpenAPI is the control API's document. It stands alone: the
+// service contract's schemas it uses (Payment, Error, ...) are copied into
+// it, so that generators and clients fetching /_sandbox/openapi.yaml need
+// no second document; a test keeps the copies equal to openapi.yaml's.
 //
 //go:embed sandbox/openapi.yaml
 var SandboxOpenAPI []byte
 
-// Documents holds both documents at their paths, for resolving the
-// references between them.
+// Documents holds both documents at their paths, for loading them by
+// name.
 //
 //go:embed openapi.yaml sandbox/openapi.yaml
 var Documents embed.FS

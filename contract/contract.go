@@ -197,7 +197,11 @@ func (d *Document) Match(r *http.Request) (*Route, error) {
 		return nil, &StatusError{Status: http.StatusMethodNotAllowed, Allow: d.allowed(r),
 			Err: &paymock.Error{Type: paymock.InvalidRequest, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + ShortPath(r.URL.Path)}}
 	case err != nil:
-		return nil, WithStatus(http.StatusNotFound, paymock.NotFound, "route_not_found", "no such route: "+r.Method+" "+ShortPath(r.URL.Path))
+		msg := "no such route: " + r.Method + " " + ShortPath(r.URL.Path)
+		if hint := d.suggest(r); hint != "" {
+			msg += "; did you mean " + hint + "?"
+		}
+		return nil, WithStatus(http.StatusNotFound, paymock.NotFound, "route_not_found", msg)
 	}
 	// Path parameters arrive escaped; validation and handlers want the value.
 	for k, v := range params {

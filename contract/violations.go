@@ -52,8 +52,8 @@ func violationsAt(err error, base string) []paymock.Violation {
 				walk(e.Err, p)
 			}
 		case *openapi3.SchemaError:
-			if e.SchemaField == "oneOf" {
-				if vs, ok := oneOfViolations(e, param); ok {
+			if e.SchemaField == "not" {
+				if vs, ok := choiceViolations(e, param); ok {
 					out = append(out, vs...)
 					return
 				}
@@ -219,24 +219,19 @@ func num(p *float64) string {
 	return strconv.FormatFloat(*p, 'f', -1, 64)
 }
 
-// oneOfViolations words the failure of a oneOf whose branches each only
-// require fields ("exactly one of mcc or account_id"): the choice itself,
-// in the user's words, and then everything else wrong with the object.
-// kin stops at a failed oneOf without looking at the object's properties,
-// so they are checked here again without it; otherwise one answer would
-// not list every problem. ok is false for any other oneOf.
-func oneOfViolations(se *openapi3.SchemaError, base string) (vs []paymock.Violation, ok bool) {
+// choiceViolations words the failure of a rule that exactly one of some
+// fields is given ("exactly one of mcc or account_id"), which the contract
+// states as a `not` refusing all of them at once or none of them (see
+// choiceOf): the choice itself, in the user's words, and then everything
+// else wrong with the object. kin stops at a failed `not` without looking
+// at the object's properties, so they are checked here again without it;
+// otherwise one answer would not list every problem. ok is false for any
+// other `not`.
+func choiceViolations(se *openapi3.SchemaError, base string) (vs []paymock.Violation, ok bool) {
 	obj, isObj := se.Value.(map[string]any)
-	if !isObj {
+	names := choiceOf(se.Schema)
+	if !isObj || names == nil {
 		return nil, false
-	}
-	var names []string
-	for _, branch := range se.Schema.OneOf {
-		b := branch.Value
-		if b == nil || len(b.Required) == 0 || b.Type != nil || len(b.Properties) > 0 {
-			return nil, false
-		}
-		names = append(names, b.Required...)
 	}
 	prefix := slices.Clone(se.JSONPointer())
 	if base != "" {
@@ -258,17 +253,50 @@ func oneOfViolations(se *openapi3.SchemaError, base string) (vs []paymock.Violat
 	case 0:
 		vs = append(vs, paymock.Violation{Param: dotted(names[0]), Code: "parameter_missing", Message: "one of " + choice + " is required"})
 	case 1:
-		// The one given field satisfies its branch: the failure was not the
-		// choice, so say nothing of it and let the recheck below speak.
+		// The one given field is refused for its value (null): the failure
+		// was not the choice, so say nothing of it and let the recheck
+		// below speak.
 	default:
 		vs = append(vs, paymock.Violation{Param: dotted(present[0]), Code: "parameter_conflict", Message: "give exactly one of " + choice + ", not both"})
 	}
 	rest := *se.Schema
-	rest.OneOf = nil
+	rest.Not = nil
 	if err := rest.VisitJSON(se.Value, requestSchemaOptions()...); err != nil {
 		vs = append(vs, violationsAt(err, strings.Join(prefix, "."))...)
 	}
 	return vs, true
+}
+
+// choiceOf reads the fields of which exactly one must be given from a
+// schema that says so as
+//
+//	not:
+//	  anyOf:
+//	    - required: [a, b]             # both
+//	    - not:
+//	        anyOf:                     # neither
+//	          - required: [a]
+//	          - required: [b]
+//
+// and is nil for a schema without that rule.
+func choiceOf(s *openapi3.Schema) []string {
+	if s == nil || s.Not == nil || s.Not.Value == nil || len(s.Not.Value.AnyOf) != 2 {
+		return nil
+	}
+	all, neither := s.Not.Value.AnyOf[0].Value, s.Not.Value.AnyOf[1].Value
+	if all == nil || len(all.Required) < 2 || neither == nil || neither.Not == nil || neither.Not.Value == nil {
+		return nil
+	}
+	each := neither.Not.Value.AnyOf
+	if len(each) != len(all.Required) {
+		return nil
+	}
+	for i, b := range each {
+		if b.Value == nil || len(b.Value.Required) != 1 || b.Value.Required[0] != all.Required[i] {
+			return nil
+		}
+	}
+	return all.Required
 }
 
 // requestSchemaOptions are the options a request body is checked with,

@@ -205,6 +205,9 @@ type Request struct {
 	DurationMS float64
 	Variant    string
 	Violations []paymock.Violation
+	// InjectedBy, when set, says the answer was a fault asked for on
+	// purpose: how (header, control API rule, faults file) and what.
+	InjectedBy string
 }
 
 // Report is the conformance report; its fields mirror GET /_sandbox/report.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -828,5 +829,75 @@ func TestNew_RefusesAnIncompleteConfig(t *testing.T) {
 	}
 	if _, err := dashboard.New(full); err != nil {
 		t.Errorf("New with every field: %v", err)
+	}
+}
+
+func TestRequests_InjectedAnswersSayWhatInjectedThem(t *testing.T) {
+	h := newHarness(t, nil)
+	h.fake.requests["acme"] = []dashboard.Request{
+		{ID: "req_3", At: "2026-03-01T12:00:03Z", Method: "POST", Path: "/api/v1/payments", Operation: "createPayment", Status: 0,
+			InjectedBy: "faults file faults.yaml:3: reset"},
+		{ID: "req_2", At: "2026-03-01T12:00:02Z", Method: "GET", Path: "/api/v1/payments", Operation: "listPayments", Status: 429,
+			InjectedBy: "control API rule flt_abc: status=429; retry_after=3"},
+		{ID: "req_1", At: "2026-03-01T12:00:01Z", Method: "GET", Path: "/api/v1/payments", Operation: "listPayments", Status: 503,
+			InjectedBy: "Paymock-Fault header: status=503"},
+		{ID: "req_0", At: "2026-03-01T12:00:00Z", Method: "GET", Path: "/api/v1/payments", Operation: "listPayments", Status: 503},
+	}
+	b := h.browser()
+	b.signIn(acmeKey)
+	p := b.get("/dashboard/requests")
+	want := map[string]string{
+		"req_3": "Injected on purpose by the faults file faults.yaml:3: reset",
+		"req_2": "Injected on purpose by the control API rule flt_abc: status=429; retry_after=3",
+		"req_1": "Injected on purpose by the Paymock-Fault header: status=503",
+		"req_0": "",
+	}
+	for id, note := range want {
+		row := find(p.doc, "data-request-id", id)
+		if row == nil {
+			t.Fatalf("no row of %s", id)
+		}
+		got := textOf(find(row, "data-field", "injected-by"))
+		if got != note {
+			t.Errorf("%s says %q, want %q", id, got, note)
+		}
+		marked := attrOf(row, "class") == "injected" && strings.Contains(textOf(row), "injected")
+		if marked != (note != "") {
+			t.Errorf("%s: marked injected %v, want %v", id, marked, note != "")
+		}
+	}
+	if !strings.Contains(textOf(find(p.doc, "data-request-id", "req_3")), "reset") {
+		t.Error("a reset answer (status 0) does not say reset")
+	}
+}
+
+func TestRequests_RoutesBreakOnlyAfterASlash(t *testing.T) {
+	h := newHarness(t, nil)
+	h.fake.requests["acme"] = []dashboard.Request{
+		{ID: "req_1", At: "2026-03-01T12:00:01Z", Method: "GET", Path: "/api/v1/payments/{id}<b>x", Query: "page=2&per_page=1", Status: 404},
+	}
+	b := h.browser()
+	b.signIn(acmeKey)
+	p := b.get("/dashboard/requests")
+	code := find(p.doc, "data-field", "route")
+	if code == nil {
+		t.Fatal("no route on the page")
+	}
+	// The pieces a line may end after, in order: each kept whole.
+	var pieces []string
+	walk(code, func(n *htmlNode) {
+		if n.Data == "span" && attrOf(n, "class") == "nowrap" {
+			pieces = append(pieces, textOf(n))
+		}
+		if n.Data == "b" {
+			t.Error("the path's markup was not escaped")
+		}
+	})
+	want := []string{"GET /", "api/", "v1/", "payments/", "{id}<b>x", "?page=2&", "per_page=1"}
+	if !slices.Equal(pieces, want) {
+		t.Errorf("pieces %q, want %q", pieces, want)
+	}
+	if textOf(code) != "GET /api/v1/payments/{id}<b>x?page=2&per_page=1" {
+		t.Errorf("the route reads %q", textOf(code))
 	}
 }

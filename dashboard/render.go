@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,7 +127,38 @@ func templateFuncs() template.FuncMap {
 		"duration": func(ms int64) string { return strconv.FormatInt(ms, 10) + " ms" },
 		"msf":      func(ms float64) string { return strconv.FormatFloat(ms, 'f', 1, 64) + " ms" },
 		"statusOK": func(code int) bool { return code >= 200 && code < 300 },
+		"route":    route,
 	}
+}
+
+// route is a request line ("GET /api/v1/payments/{id}", a query after
+// it) as HTML that a narrow cell breaks only after a "/" (and before the
+// query and after each "&"): every piece between those points is kept
+// whole, so no line ends inside a segment such as "{id}".
+func route(method, path, query string) template.HTML {
+	var b strings.Builder
+	piece := func(s string) {
+		b.WriteString(`<span class="nowrap">`)
+		b.WriteString(template.HTMLEscapeString(s))
+		b.WriteString(`</span>`)
+	}
+	parts := strings.SplitAfter(method+" "+path, "/")
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString("<wbr>")
+		}
+		piece(p)
+	}
+	if query != "" {
+		for i, q := range strings.SplitAfter(query, "&") {
+			if i == 0 {
+				q = "?" + q
+			}
+			b.WriteString("<wbr>")
+			piece(q)
+		}
+	}
+	return template.HTML(b.String()) // every piece escaped above
 }
 
 // readable is how times read on every page: the merchant's clock, UTC.

@@ -147,34 +147,49 @@ func firstPrintable(ranges []rune) rune {
 }
 
 // generatedCreates are the create requests a generator builds from the
-// document: for each branch of CreatePaymentRequest's oneOf, one with
-// every property the branch does not exclude and one with only the
-// required ones.
+// document: for each field of CreatePaymentRequest's exactly-one rule, one
+// with every property but the other fields of the rule and one with only
+// the required ones.
 func generatedCreates(t *testing.T, doc *openapi3.T) map[string]map[string]any {
 	t.Helper()
 	schema := doc.Paths.Value("/api/v1/payments").Post.RequestBody.Value.Content["application/json"].Schema.Value
-	if len(schema.OneOf) == 0 {
-		t.Fatal("CreatePaymentRequest has no oneOf: the document no longer says that mcc and account_id exclude each other")
+	choice := choiceOf(schema)
+	if choice == nil {
+		t.Fatal("CreatePaymentRequest states no exactly-one rule: the document no longer says that mcc and account_id exclude each other")
 	}
 	out := map[string]map[string]any{}
-	for _, branch := range schema.OneOf {
-		var omit []string
-		if not := branch.Value.Not; not != nil && not.Value != nil {
-			omit = not.Value.Required
-		}
-		name := strings.Join(branch.Value.Required, "+")
-		out["every field, "+name] = sampler{}.object(schema, omit, branch.Value.Required)
-		out["required fields, "+name] = sampler{requiredOnly: true}.object(schema, omit, branch.Value.Required)
+	for _, name := range choice {
+		omit := slices.DeleteFunc(slices.Clone(choice), func(n string) bool { return n == name })
+		out["every field, "+name] = sampler{}.object(schema, omit, []string{name})
+		out["required fields, "+name] = sampler{requiredOnly: true}.object(schema, omit, []string{name})
 	}
 	// From the schema alone: what a generator makes of a document without
-	// examples. Only the mcc branch can work so: an account_id must name
+	// examples. Only the mcc choice can work so: an account_id must name
 	// an active account, which no schema can say.
-	for _, branch := range schema.OneOf {
-		if slices.Contains(branch.Value.Required, "mcc") {
-			out["required fields from the schema alone, mcc"] = sampler{requiredOnly: true, noExamples: true}.object(schema, []string{"account_id"}, []string{"mcc"})
-		}
+	if slices.Contains(choice, "mcc") {
+		out["required fields from the schema alone, mcc"] = sampler{requiredOnly: true, noExamples: true}.object(schema, []string{"account_id"}, []string{"mcc"})
 	}
 	return out
+}
+
+// choiceOf reads the fields of which exactly one is given from a schema
+// that states it as a not: not all of them at once (the first branch of
+// its anyOf), and not none of them (the second: a not of an anyOf of one
+// required field each). It is nil for a schema without that rule.
+func choiceOf(s *openapi3.Schema) []string {
+	if s.Not == nil || len(s.Not.Value.AnyOf) != 2 {
+		return nil
+	}
+	all, neither := s.Not.Value.AnyOf[0].Value, s.Not.Value.AnyOf[1].Value
+	if neither.Not == nil || len(neither.Not.Value.AnyOf) != len(all.Required) {
+		return nil
+	}
+	for i, b := range neither.Not.Value.AnyOf {
+		if !slices.Equal(b.Value.Required, all.Required[i:i+1]) {
+			return nil
+		}
+	}
+	return all.Required
 }
 
 func TestGenerated_CreatesAreAllAccepted(t *testing.T) {
@@ -192,7 +207,7 @@ func TestGenerated_CreatesAreAllAccepted(t *testing.T) {
 		})
 	}
 	if len(creates) < 5 {
-		t.Errorf("%d requests generated, want one full and one minimal per oneOf branch, and one from the schema alone", len(creates))
+		t.Errorf("%d requests generated, want one full and one minimal per field of the choice, and one from the schema alone", len(creates))
 	}
 }
 
@@ -207,13 +222,8 @@ func TestGenerated_SchemaFirstValuesMatchTheirSchemas(t *testing.T) {
 			s := doc.Components.Schemas[sname].Value
 			for _, sm := range []sampler{{}, {requiredOnly: true}, {noExamples: true}} {
 				v := sm.value(s)
-				if len(s.OneOf) > 0 && s.Type.Is("object") {
-					branch := s.OneOf[0].Value
-					var omit []string
-					if branch.Not != nil {
-						omit = branch.Not.Value.Required
-					}
-					v = sm.object(s, omit, branch.Required)
+				if choice := choiceOf(s); choice != nil {
+					v = sm.object(s, choice[1:], choice[:1])
 				}
 				if err := s.VisitJSON(v, schemaOptions(true)...); err != nil {
 					b, _ := json.Marshal(v)

@@ -202,14 +202,21 @@ func LoadScenarios(path string) (*Scenarios, error) {
 		slices.Sort(files)
 	}
 	set := &Scenarios{byName: map[string]int{}}
+	claimed := map[string]string{}
+	var errs []error
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("scenarios: %w", err)
 		}
-		if err := set.parse(f, data); err != nil {
-			return nil, err
+		// Every file is read, whatever the ones before it held, so that one
+		// run shows every mistake of the folder.
+		if err := set.parse(f, data, claimed); err != nil {
+			errs = append(errs, err)
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return set, nil
 }
@@ -217,7 +224,7 @@ func LoadScenarios(path string) (*Scenarios, error) {
 // ParseScenarios reads one scenario file's content; name is used in errors.
 func ParseScenarios(name string, data []byte) (*Scenarios, error) {
 	set := &Scenarios{byName: map[string]int{}}
-	if err := set.parse(name, data); err != nil {
+	if err := set.parse(name, data, map[string]string{}); err != nil {
 		return nil, err
 	}
 	return set, nil
@@ -302,7 +309,10 @@ func describe(n *yaml.Node) string {
 	return strconv.Quote(v)
 }
 
-func (s *Scenarios) parse(file string, data []byte) error {
+// parse adds the scenarios of one file to s. claimed holds the names
+// given so far, with where, by the files read before too: a name a
+// refused scenario gave is still taken.
+func (s *Scenarios) parse(file string, data []byte, claimed map[string]string) error {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return yamlError(file, err)
@@ -328,21 +338,42 @@ func (s *Scenarios) parse(file string, data []byte) error {
 	if len(fp.errs) > 0 {
 		return errors.Join(fp.errs...)
 	}
-	var parsed []Scenario
+	// Names are checked for duplicates whether or not the rest of their
+	// scenario is right, so a duplicate is named in the same run as the
+	// other mistakes.
 	for i, item := range list.Content {
-		if sc, ok := fp.scenario(i, resolve(item)); ok {
-			parsed = append(parsed, sc)
-		}
-	}
-	for _, sc := range parsed {
-		line, _ := strconv.Atoi(sc.Source[strings.LastIndexByte(sc.Source, ':')+1:])
-		if j, dup := s.byName[sc.Name]; dup {
-			fp.fail(line, "scenario %q: the name is used by another scenario (%s)", sc.Name, s.scenarios[j].Source)
+		sc, ok := fp.scenario(i, resolve(item))
+		if sc.Name == "" || !validName(sc.Name) {
 			continue
 		}
-		s.byName[sc.Name] = len(s.scenarios)
-		s.scenarios = append(s.scenarios, sc)
+		if _, builtIn := builtinScenario(sc.Name); builtIn {
+			continue // reported as such
+		}
+		if other, dup := claimed[sc.Name]; dup {
+			fp.fail(resolve(item).Line, "scenario %q: the name is used by another scenario (%s)", sc.Name, other)
+			continue
+		}
+		claimed[sc.Name] = sc.Source
+		if ok {
+			s.byName[sc.Name] = len(s.scenarios)
+			s.scenarios = append(s.scenarios, sc)
+		}
 	}
+	return fp.joined()
+}
+
+// joined is every problem found, in line order (the order they are found
+// in follows the file's structure, not its lines: a scenario's missing
+// steps are noticed after its other fields). Problems on one line keep
+// the order they were found in.
+func (fp *fileParser) joined() error {
+	slices.SortStableFunc(fp.errs, func(a, b error) int {
+		var fa, fb *FileError
+		if !errors.As(a, &fa) || !errors.As(b, &fb) {
+			return 0
+		}
+		return fa.Line - fb.Line
+	})
 	return errors.Join(fp.errs...)
 }
 

@@ -136,12 +136,20 @@ func TestParse_RefusesBadFilesWithLine(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseScenarios("bad.yaml", []byte(tc.file))
-			var fe *FileError
-			if !errors.As(err, &fe) {
-				t.Fatalf("error %v is not a FileError", err)
+			all := []error{err}
+			if joined, ok := err.(interface{ Unwrap() []error }); ok {
+				all = joined.Unwrap()
 			}
-			if fe.File != "bad.yaml" || fe.Line != tc.line || !strings.Contains(fe.Reason, tc.reason) {
-				t.Errorf("got %v, want line %d and %q", fe, tc.line, tc.reason)
+			found := false
+			for _, e := range all {
+				var fe *FileError
+				if !errors.As(e, &fe) {
+					t.Fatalf("error %v is not a FileError", e)
+				}
+				found = found || fe.File == "bad.yaml" && fe.Line == tc.line && strings.Contains(fe.Reason, tc.reason)
+			}
+			if !found {
+				t.Errorf("got %v, want one at line %d with %q", err, tc.line, tc.reason)
 			}
 		})
 	}
@@ -194,12 +202,28 @@ func TestParseScenarios_ErrorsReadInTheUsersWords(t *testing.T) {
 			`bad.yaml:4: scenario "x": match.amount: want an amount such as 13.37, found a mapping`},
 		{"every problem at once",
 			"scenarios:\n  - name: x\n    colour: red\n  - name: y y\n" + steps + "  - steps: [{after: soon, do: finish}]\n",
-			`bad.yaml:3: unknown field "colour" in a scenario (want name, match, steps)` + "\n" +
-				`bad.yaml:2: scenario "x": steps: at least one step is required` + "\n" +
+			`bad.yaml:2: scenario "x": steps: at least one step is required` + "\n" +
+				`bad.yaml:3: unknown field "colour" in a scenario (want name, match, steps)` + "\n" +
 				`bad.yaml:4: scenario 2: name "y y": use letters, digits, '-' and '_' only` + "\n" +
 				`bad.yaml:6: scenario 3: name is required` + "\n" +
 				`bad.yaml:6: scenario 3: steps[0].after "soon": want a duration such as 0s, 30s or 2m` + "\n" +
 				`bad.yaml:6: scenario 3: steps[0].do "finish": want complete, fail or expire`},
+		{"a duplicate name among other mistakes, in line order",
+			"scenarios:\n  - name: x\n    steps: [{after: 1s, do: finish}]\n  - name: y\n" + steps +
+				"  - name: x\n    colour: red\n" + steps + "  - name: y\n    steps: []\n",
+			`bad.yaml:3: scenario "x": steps[0].do "finish": want complete, fail or expire` + "\n" +
+				`bad.yaml:6: scenario "x": the name is used by another scenario (bad.yaml:2)` + "\n" +
+				`bad.yaml:7: unknown field "colour" in a scenario (want name, match, steps)` + "\n" +
+				`bad.yaml:9: scenario "y": the name is used by another scenario (bad.yaml:4)` + "\n" +
+				`bad.yaml:10: scenario "y": steps: at least one step is required`},
+		{"a duplicate name among other mistakes, in line order",
+			"scenarios:\n  - name: x\n    steps: [{after: 1s, do: finish}]\n  - name: y\n" + steps +
+				"  - name: x\n    colour: red\n" + steps + "  - name: y\n    steps: []\n",
+			`bad.yaml:3: scenario "x": steps[0].do "finish": want complete, fail or expire` + "\n" +
+				`bad.yaml:6: scenario "x": the name is used by another scenario (bad.yaml:2)` + "\n" +
+				`bad.yaml:7: unknown field "colour" in a scenario (want name, match, steps)` + "\n" +
+				`bad.yaml:9: scenario "y": the name is used by another scenario (bad.yaml:4)` + "\n" +
+				`bad.yaml:10: scenario "y": steps: at least one step is required`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -234,6 +258,14 @@ func TestLoad_ReadsAFolderInNameOrder(t *testing.T) {
 	write("c.yaml", "scenarios:\n  - name: first\n    steps: [{after: 1s, do: fail}]\n")
 	if _, err := LoadScenarios(dir); err == nil || !strings.Contains(err.Error(), "c.yaml:2") {
 		t.Errorf("duplicate across files: %v", err)
+	}
+	// One run names the mistakes of every file, file by file.
+	write("a.yml", "scenarios:\n  - name: first\n    steps: [{after: soon, do: complete}]\n")
+	_, err = LoadScenarios(dir)
+	want := filepath.Join(dir, "a.yml") + `:3: scenario "first": steps[0].after "soon": want a duration such as 0s, 30s or 2m` + "\n" +
+		filepath.Join(dir, "c.yaml") + `:2: scenario "first": the name is used by another scenario (` + filepath.Join(dir, "a.yml") + `:2)`
+	if err == nil || err.Error() != want {
+		t.Errorf("mistakes of two files:\n%v\nwant\n%s", err, want)
 	}
 	if _, err := LoadScenarios(filepath.Join(dir, "missing.yaml")); err == nil {
 		t.Error("loaded a missing file")

@@ -79,7 +79,7 @@ func TestRegistry_KeysListsMaskedKeysOnly(t *testing.T) {
 	}
 	got := keysOf(t, ms, "acme")
 	want := []paymock.APIKey{
-		{Masked: "sk_test_…", Source: paymock.KeyFromConfig, Created: start},
+		{Masked: "sk_test_…me", Source: paymock.KeyFromConfig, Created: start},
 		{Masked: "sk_test_…1234", Source: paymock.KeyFromConfig, Created: start},
 		{Masked: k.Masked, Source: paymock.KeyCreated, Created: start.Add(time.Hour)},
 	}

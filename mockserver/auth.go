@@ -12,16 +12,43 @@ import (
 
 var errNoKey = errors.New("no api key")
 
+// malformedKeyError is a paymock.ErrMalformedKey with what is wrong, in
+// words a newcomer can act on; it never quotes the header, which may be
+// a key.
+type malformedKeyError struct{ reason string }
+
+func (e *malformedKeyError) Error() string { return "malformed api key: " + e.reason }
+func (e *malformedKeyError) Unwrap() error { return paymock.ErrMalformedKey }
+
 // authenticate resolves the merchant of an Authorization header.
 func authenticate(ctx context.Context, ms Authenticator, header string) (*paymock.Merchant, error) {
 	if header == "" {
 		return nil, errNoKey
 	}
-	scheme, token, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, paymock.ErrMalformedKey
+	scheme, token, _ := strings.Cut(header, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return nil, &malformedKeyError{"the Authorization header must be Bearer followed by a token"}
 	}
-	return ms.Authenticate(ctx, strings.TrimSpace(token))
+	token = strings.TrimSpace(token)
+	m, err := ms.Authenticate(ctx, token)
+	if errors.Is(err, paymock.ErrMalformedKey) {
+		return nil, &malformedKeyError{malformedReason(token)}
+	}
+	return m, err
+}
+
+// malformedReason says what is wrong with a token that is not a bearer
+// token (RFC 6750: letters, digits and -._~+/, then = padding).
+func malformedReason(token string) string {
+	switch {
+	case token == "":
+		return "no API key after Bearer: send Authorization: Bearer <API_KEY>"
+	case strings.ContainsAny(token, " \t"):
+		return "the API key contains a space, which no key has: send the key as one word, Authorization: Bearer <API_KEY>"
+	case len(token) > 512:
+		return "the API key is longer than 512 characters"
+	}
+	return "the API key has a character no key has: keys are letters, digits and - . _ ~ + /, then = padding"
 }
 
 // authFailure is the answer to a failed bearer check: a 401, a 429 when
@@ -37,8 +64,12 @@ func authFailure(err error) error {
 	case errors.Is(err, paymock.ErrMerchantLimit):
 		return &paymock.Error{Type: paymock.RateLimit, Code: "merchant_limit", Message: err.Error()}
 	case errors.Is(err, paymock.ErrMalformedKey):
-		return &paymock.Error{Type: paymock.Authentication, Code: "api_key_malformed",
-			Message: "the Authorization header must be Bearer followed by a token"}
+		msg := "the Authorization header must be Bearer followed by a token"
+		var mk *malformedKeyError
+		if errors.As(err, &mk) {
+			msg = mk.reason
+		}
+		return &paymock.Error{Type: paymock.Authentication, Code: "api_key_malformed", Message: msg}
 	}
 	return &paymock.Error{Type: paymock.Authentication, Code: "api_key_invalid", Message: "the API key is not valid"}
 }

@@ -38,6 +38,7 @@ type exchange struct {
 	err      error  // the error answered, if any
 	refused  bool   // by a check of the chain, before any handler ran
 	fault    string // the id of the fault rule that shaped the answer
+	faultBy  string // how that rule was asked for, and what it does
 	reset    bool   // a fault asked for the connection to be dropped
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v5"
@@ -60,7 +61,7 @@ func (s *Server) injectFaults(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			rule = matched
 		}
-		x.fault = rule.ID
+		x.fault, x.faultBy = rule.ID, injectedBy(rule)
 		s.observer.InjectedFault("api")
 		if rule.When == faults.WhenAfter {
 			// The call is carried out; only its answer is lost.
@@ -167,4 +168,39 @@ func notFoundIfMissing(err error, what, id string) error {
 		return &paymock.Error{Type: paymock.NotFound, Code: "resource_missing", Message: "no such " + what + ": '" + contract.ShortPath(id) + "'", Param: "id"}
 	}
 	return err
+}
+
+// injectedBy says how an API fault was asked for and what it does, in
+// the Paymock-Fault header's words, for the journal and the dashboard:
+// "Paymock-Fault header: status=503", "control API rule flt_…:
+// status=429; retry_after=3", "faults file faults.yaml:3: delay=1500ms;
+// when=after".
+func injectedBy(r faults.Rule) string {
+	how := "fault rule " + r.ID // a rule of a shared store keeps no source
+	switch r.Source {
+	case faults.HeaderRuleID:
+		how = faults.Header + " header"
+	case "api":
+		how = "control API rule " + r.ID
+	case "":
+	default:
+		how = "faults file " + r.Source
+	}
+	var what []string
+	if r.Status != 0 {
+		what = append(what, "status="+strconv.Itoa(r.Status))
+	}
+	if r.Status == http.StatusTooManyRequests && r.RetryAfter > 0 {
+		what = append(what, "retry_after="+strconv.Itoa(r.RetryAfter))
+	}
+	if r.DelayMS > 0 {
+		what = append(what, "delay="+strconv.Itoa(r.DelayMS)+"ms")
+	}
+	if r.Reset {
+		what = append(what, "reset")
+	}
+	if r.When == faults.WhenAfter {
+		what = append(what, "when=after")
+	}
+	return how + ": " + strings.Join(what, "; ")
 }

@@ -35,6 +35,9 @@ type JournalEntry struct {
 	// InjectedFault is the id of the fault rule that shaped the answer
 	// ("header" for the Paymock-Fault header); a reset answer has status 0.
 	InjectedFault string `json:"injected_fault,omitempty"`
+	// InjectedBy says how that fault was asked for (the header, a rule of
+	// the control API, the faults file) and what it does, in words.
+	InjectedBy string `json:"injected_by,omitempty"`
 }
 
 // opCounts is what the report knows of one operation.
@@ -325,7 +328,7 @@ func appendEntry(dst []byte, e *JournalEntry, op, variant uint32) []byte {
 		dst = packed.AppendString(dst, e.At)
 	}
 	dst = appendMethod(dst, e.Method)
-	for _, s := range [...]string{e.Path, e.Query, e.InjectedFault} {
+	for _, s := range [...]string{e.Path, e.Query, e.InjectedFault, e.InjectedBy} {
 		dst = packed.AppendString(dst, s)
 	}
 	dst = binary.AppendUvarint(dst, uint64(op))
@@ -383,7 +386,7 @@ func decodeEntry(enc string, names []string) JournalEntry {
 		e.At = r.String()
 	}
 	e.Method = r.method()
-	e.Path, e.Query, e.InjectedFault = r.String(), r.String(), r.String()
+	e.Path, e.Query, e.InjectedFault, e.InjectedBy = r.String(), r.String(), r.String(), r.String()
 	e.Operation, e.Variant = names[r.Uvarint()], names[r.Uvarint()]
 	e.Status = int(r.Varint())
 	if flags&durationInMicros != 0 {
@@ -429,6 +432,7 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 		DurationMS:    durationMS(time.Since(x.start)),
 		Variant:       x.variant,
 		InjectedFault: x.fault,
+		InjectedBy:    contract.ShortPath(x.faultBy),
 	}
 	if x.reset {
 		e.Status = 0

@@ -153,11 +153,20 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+	SystemOut  string          `xml:"system-out,omitempty"`
+}
+
+// junitProperty carries the report's totals, for CI systems that chart
+// them.
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value int    `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -176,7 +185,10 @@ type junitFailure struct {
 
 // JUnit is a report as JUnit XML.
 func JUnit(r Report) ([]byte, error) {
-	suite := junitSuite{Name: "paymock contract"}
+	suite := junitSuite{Name: "paymock contract", SystemOut: reportSummary(r), Properties: []junitProperty{
+		{"calls", r.Calls}, {"violating_calls", r.ViolatingCalls},
+		{"unmatched_calls", r.UnmatchedCalls}, {"injected_calls", r.InjectedCalls},
+	}}
 	for _, op := range r.Operations {
 		tc := junitCase{Name: op.OperationID + " " + op.Method + " " + op.Path, ClassName: "paymock.contract"}
 		var seen []string
@@ -185,7 +197,10 @@ func JUnit(r Report) ([]byte, error) {
 				seen = append(seen, strconv.Itoa(st.Status))
 			}
 		}
-		tc.SystemOut = fmt.Sprintf("%d calls, %d violating; statuses seen: %s", op.Calls, op.ViolatingCalls, strings.Join(seen, " "))
+		tc.SystemOut = fmt.Sprintf("%s, %d violating", count(op.Calls, "call", "calls"), op.ViolatingCalls)
+		if len(seen) > 0 {
+			tc.SystemOut += "; statuses seen: " + strings.Join(seen, " ")
+		}
 		for _, v := range op.Violations {
 			name := v.Code
 			if v.Param != "" {
@@ -213,6 +228,28 @@ func JUnit(r Report) ([]byte, error) {
 		return nil, err
 	}
 	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// reportSummary is the report's totals in a sentence: "3 calls, 1
+// violating; 1 call matched no operation; 2 answers injected by faults
+// the client asked for".
+func reportSummary(r Report) string {
+	out := fmt.Sprintf("%s, %d violating", count(r.Calls, "call", "calls"), r.ViolatingCalls)
+	if r.UnmatchedCalls > 0 {
+		out += "; " + count(r.UnmatchedCalls, "call", "calls") + " matched no operation"
+	}
+	if r.InjectedCalls > 0 {
+		out += "; " + count(r.InjectedCalls, "answer", "answers") + " injected by faults the client asked for"
+	}
+	return out
+}
+
+// count is n and the noun in the number n takes: "1 call", "2 calls".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // listRequests handles GET /_sandbox/requests: the merchant's journal.

@@ -216,6 +216,11 @@ type JournalEntry struct {
 	DurationMS  float64             `json:"duration_ms"`
 	Variant     string              `json:"variant,omitempty"`
 	Violations  []paymock.Violation `json:"violations,omitempty"`
+	// InjectedFault is the id of the fault rule that shaped the answer
+	// ("header" for the Paymock-Fault header); InjectedBy says how it was
+	// asked for and what it does.
+	InjectedFault string `json:"injected_fault,omitempty"`
+	InjectedBy    string `json:"injected_by,omitempty"`
 }
 
 // RequestFilter selects journal entries; the zero value selects all.

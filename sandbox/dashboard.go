@@ -184,7 +184,7 @@ func (v journalView) Requests(ctx context.Context, m *paymock.Merchant, onlyViol
 	out := make([]dashboard.Request, len(items))
 	for i, e := range items {
 		out[i] = dashboard.Request{ID: e.ID, At: e.At, Method: e.Method, Path: e.Path, Query: e.Query, Operation: e.Operation,
-			Status: e.Status, DurationMS: e.DurationMS, Variant: e.Variant, Violations: e.Violations}
+			Status: e.Status, DurationMS: e.DurationMS, Variant: e.Variant, Violations: e.Violations, InjectedBy: e.InjectedBy}
 	}
 	return out, total, nil
 }

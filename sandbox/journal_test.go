@@ -175,3 +175,66 @@ func TestReport_JUnitListsAFailurePerDistinctViolation(t *testing.T) {
 		t.Errorf("failures %v, skipped %d\n%s", msgs, skipped, raw)
 	}
 }
+
+func TestReport_JUnitSummariesReadInWords(t *testing.T) {
+	env := newEnv(t)
+	env.create(keyA, nil)
+	// One answer injected by the test's own fault: counted apart.
+	req, _ := http.NewRequest("GET", env.URL+"/api/v1/payments", nil)
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	req.Header.Set("Paymock-Fault", "status=503")
+	if st, body, _ := env.send(req); st != http.StatusServiceUnavailable {
+		t.Fatalf("an injected 503: status %d %s", st, body)
+	}
+	req, _ = http.NewRequest("GET", env.URL+"/_sandbox/report?format=junit", nil)
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	resp, err := env.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("report: %d %s", resp.StatusCode, raw)
+	}
+	var doc struct {
+		Suites []struct {
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value int    `xml:"value,attr"`
+			} `xml:"properties>property"`
+			SystemOut string `xml:"system-out"`
+			Cases     []struct {
+				Name      string `xml:"name,attr"`
+				SystemOut string `xml:"system-out"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(raw, &doc); err != nil || len(doc.Suites) != 1 {
+		t.Fatalf("not one suite (%v):\n%s", err, raw)
+	}
+	suite := doc.Suites[0]
+	out := map[string]string{}
+	for _, c := range suite.Cases {
+		op, _, _ := strings.Cut(c.Name, " ")
+		out[op] = c.SystemOut
+	}
+	for op, want := range map[string]string{
+		"createPayment":   "1 call, 0 violating; statuses seen: 201",
+		"retrievePayment": "0 calls, 0 violating",
+	} {
+		if out[op] != want {
+			t.Errorf("%s says %q, want %q", op, out[op], want)
+		}
+	}
+	if want := "2 calls, 0 violating; 1 answer injected by faults the client asked for"; suite.SystemOut != want {
+		t.Errorf("the suite says %q, want %q", suite.SystemOut, want)
+	}
+	props := map[string]int{}
+	for _, p := range suite.Properties {
+		props[p.Name] = p.Value
+	}
+	if props["calls"] != 2 || props["injected_calls"] != 1 || props["violating_calls"] != 0 {
+		t.Errorf("properties %v, want 2 calls, 1 of them injected", props)
+	}
+}

@@ -323,15 +323,19 @@ func TestAuth_RejectsBadKeys(t *testing.T) {
 		env      *testEnv
 		header   string
 		wantCode string
+		// wantMessage is in the message: what to do about it.
+		wantMessage string
 	}{
-		{"missing", configured, "", "api_key_missing"},
-		{"basic scheme", configured, "Basic c2tfYWNtZTo=", "api_key_malformed"},
-		{"no token", configured, "Bearer", "api_key_malformed"},
-		{"bad characters", configured, "Bearer sk acme", "api_key_malformed"},
-		{"unknown key", configured, "Bearer sk_other", "api_key_invalid"},
-		{"prefix of a key", configured, "Bearer sk_acm", "api_key_invalid"},
-		{"open mode, missing", open, "", "api_key_missing"},
-		{"open mode, malformed", open, "Bearer {json}", "api_key_malformed"},
+		{"missing", configured, "", "api_key_missing", "send it as Authorization: Bearer <API_KEY>"},
+		{"basic scheme", configured, "Basic c2tfYWNtZTo=", "api_key_malformed", "must be Bearer followed by a token"},
+		{"no token", configured, "Bearer", "api_key_malformed", "no API key after Bearer"},
+		{"no token but spaces", configured, "Bearer   ", "api_key_malformed", "no API key after Bearer"},
+		{"a space in the key", configured, "Bearer sk acme", "api_key_malformed", "the API key contains a space"},
+		{"unknown key", configured, "Bearer sk_other", "api_key_invalid", "not valid"},
+		{"prefix of a key", configured, "Bearer sk_acm", "api_key_invalid", "not valid"},
+		{"open mode, missing", open, "", "api_key_missing", "Bearer <API_KEY>"},
+		{"open mode, a space in the key", open, "Bearer my key", "api_key_malformed", "the API key contains a space"},
+		{"open mode, malformed", open, "Bearer {json}", "api_key_malformed", "a character no key has"},
 	}
 	for _, tc := range tests {
 		for _, path := range []string{"/api/v1/payments", "/api/v1/payments/pay_x"} {
@@ -350,6 +354,9 @@ func TestAuth_RejectsBadKeys(t *testing.T) {
 				e := errorOf(t, body)
 				if e["type"] != "authentication_error" || e["code"] != tc.wantCode {
 					t.Errorf("error %v", e)
+				}
+				if msg, _ := e["message"].(string); !strings.Contains(msg, tc.wantMessage) || strings.Contains(msg, "acme") || strings.Contains(msg, "json") {
+					t.Errorf("message %q, want one with %q that does not quote the key", msg, tc.wantMessage)
 				}
 			})
 		}

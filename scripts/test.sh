@@ -10,6 +10,7 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go')
 if [ -n "$unformatted" ]; then
   echo "gofmt wants to change:"; echo "$unformatted"; exit 1
 fi
+go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 
 echo "== go vet"
 go vet ./...

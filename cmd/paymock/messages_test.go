@@ -5,6 +5,10 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -197,6 +201,66 @@ func TestRun_EachCommandPrintsItsOwnHelp(t *testing.T) {
 				if strings.Contains(stdout, w) {
 					t.Errorf("help shows serve's %q:\n%s", w, stdout)
 				}
+			}
+		})
+	}
+}
+
+func TestRun_UsageListsEveryCommand(t *testing.T) {
+	// The commands run accepts are those its unknown-command error names,
+	// and help besides; the usage must show each on a line of its own.
+	_, stderr, code := runCLI(context.Background(), []string{"no-such-command"}, nil)
+	_, list, ok := strings.Cut(stderr, "(want ")
+	if code != 2 || !ok {
+		t.Fatalf("an unknown command: exit %d, %q; want 2 and the commands wanted", code, stderr)
+	}
+	list, _, _ = strings.Cut(list, ")")
+	commands := strings.FieldsFunc(strings.ReplaceAll(list, " or ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+	commands = append(commands, "help")
+	if len(commands) < 5 {
+		t.Fatalf("commands %v from %q, want serve, healthcheck, report, version and help at least", commands, stderr)
+	}
+	for _, args := range [][]string{{"-h"}, {"help"}} {
+		stdout, _, _ := runCLI(context.Background(), args, nil)
+		usage, _, _ := strings.Cut(stdout, "\nFlags:")
+		for _, c := range commands {
+			if !strings.Contains(usage, "\n  paymock "+c+" ") && !strings.Contains(usage, "\n  paymock ["+c+"] ") {
+				t.Errorf("paymock %s: the usage lists no %q line:\n%s", strings.Join(args, " "), c, usage)
+			}
+		}
+	}
+}
+
+func TestRun_FlagHelpSaysWhatTheDocsSay(t *testing.T) {
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(` \(\[[^]]*\]\([^)]*\)\)`)
+	for _, name := range []string{"seed", "scenarios"} {
+		t.Run(name, func(t *testing.T) {
+			var row string
+			for _, line := range strings.Split(string(docs), "\n") {
+				if strings.HasPrefix(line, "| `--"+name+" ") {
+					row = line
+				}
+			}
+			cols := strings.Split(row, " | ")
+			if len(cols) < 4 {
+				t.Fatalf("docs/configuration.md has no row of --%s", name)
+			}
+			want := strings.TrimSuffix(link.ReplaceAllString(strings.ReplaceAll(cols[3], "`", ""), ""), " |")
+			i := slices.IndexFunc(flagSpecs, func(s flagSpec) bool { return s.name == name })
+			if i < 0 {
+				t.Fatalf("no flag --%s", name)
+			}
+			got, _, _ := strings.Cut(flagSpecs[i].usage, " (default ")
+			if got != want {
+				t.Errorf("--%s help says\n%s\nthe docs say\n%s", name, got, want)
+			}
+			stdout, _, _ := runCLI(context.Background(), []string{"-h"}, nil)
+			if !strings.Contains(stdout, got) {
+				t.Errorf("paymock -h does not show --%s's help %q", name, got)
 			}
 		})
 	}

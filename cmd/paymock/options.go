@@ -81,14 +81,14 @@ var flagSpecs = []flagSpec{
 	{name: "api-key", arg: "key", usage: "a merchant API key; each becomes merchant key-1, key-2, ... (repeatable)", repeatable: true},
 	{name: "clock", def: string(lifecycle.ClockReal), arg: "mode", usage: "real, or frozen (time moves only when advanced)"},
 	{name: "clock-start", arg: "time", usage: "RFC 3339 instant every merchant's clock starts at (default now)"},
-	{name: "seed", arg: "n", usage: "seed for ids and fake data, an unsigned integer (default random)"},
+	{name: "seed", arg: "n", usage: "unsigned 64-bit seed for ids, --variants all, --fake-payments and fault draws: same seed, same output (default random)"},
 	{name: "log-format", def: "text", arg: "format", usage: "text or json"},
 	{name: "log-level", def: "info", arg: "level", usage: "debug, info, warn or error"},
 	{name: "body-limit", def: strconv.Itoa(mockserver.DefaultBodyLimit), arg: "bytes", usage: "largest request body accepted"},
 	{name: "webhook-url", arg: "url", usage: "webhook endpoint for every merchant without its own (repeatable)", repeatable: true},
 	{name: "webhook-secret", arg: "whsec_...", usage: "whsec_ + base64 secret for the --webhook-url endpoints (default: generated and logged once)"},
 	{name: "webhook-retry", def: defaultWebhookRetry, arg: "delays", usage: "comma-separated delays between webhook delivery attempts, on the merchant's clock"},
-	{name: "scenarios", arg: "path", usage: "scenario file or folder of *.yaml files"},
+	{name: "scenarios", arg: "path", usage: "scenario file, or folder of *.yaml and *.yml files"},
 	{name: "faults", arg: "file", usage: "YAML list of fault rules applied to every merchant"},
 	{name: "variants", def: "default", arg: "forms", usage: "wire forms of payments sent: amount=number|string, status=completed|succeeded, payment_link=include|omit (comma-separated), or all to rotate them (seeded)"},
 	{name: "journal-size", def: strconv.Itoa(mockserver.DefaultJournalSize), arg: "n", usage: "requests kept in each merchant's journal; 0 turns the journal and the report off"},
@@ -228,11 +228,14 @@ Usage:
   paymock [serve] [flags]        run the server (the default)
   paymock healthcheck [flags]    exit 0 when the server at --addr answers GET /healthz
                                  (see "paymock healthcheck -h")
+  paymock report [flags]         print a running server's contract report; a CI gate
+                                 (see "paymock report -h")
   paymock verify [flags]         check a deployment against the contract and paymock's
                                  choices (see "paymock verify -h")
   paymock proxy [flags]          a validating pass-through in front of a deployment
                                  (see "paymock proxy -h")
   paymock version                print the version
+  paymock help [command]         print this help, or a command's
 
 Every flag is also read from the environment as PAYMOCK_<NAME>
 (--public-url -> PAYMOCK_PUBLIC_URL); a flag on the command line wins.

@@ -386,6 +386,11 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 	if rep.UnmatchedCalls > 0 {
 		line += fmt.Sprintf("; %d %s matched no operation", rep.UnmatchedCalls, plural(rep.UnmatchedCalls, "call", "calls"))
 	}
+	if rep.InjectedCalls > 0 {
+		// Answers of faults the tests asked for: the client had to handle
+		// them, and they are never its violations.
+		line += fmt.Sprintf("; %d %s injected by faults asked for", rep.InjectedCalls, plural(rep.InjectedCalls, "answer", "answers"))
+	}
 	fmt.Fprintln(w, line)
 
 	var lines []string

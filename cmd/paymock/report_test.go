@@ -20,7 +20,7 @@ const reportTestKey = "sk_test_report"
 // reportJSON is a canned report: 2 of 20 calls violated the contract,
 // 2 of 3 operations and 4 of 13 statuses were exercised.
 const reportJSON = `{
-  "calls": 20, "violating_calls": 2, "unmatched_calls": 1,
+  "calls": 20, "violating_calls": 2, "unmatched_calls": 1, "injected_calls": 2,
   "coverage": {"operations": 0.6667, "operations_exercised": 2, "operations_total": 3,
                "statuses": 0.3077, "statuses_exercised": 4, "statuses_total": 13},
   "operations": [
@@ -202,7 +202,7 @@ func TestReport_PrintsAlignedTableCoverageAndViolations(t *testing.T) {
 createPayment POST   /api/v1/payments      12    2          201 400 / 201 400 401 403 413 415 500
 listPayments  GET    /api/v1/payments      7     0          200 400 / 200 400 401
 getPayment    GET    /api/v1/payments/{id} 0     0          - / 200 404
-coverage: operations 2/3 (66.7%), statuses 4/13 (30.8%); 2 of 20 calls violated the contract; 1 call matched no operation
+coverage: operations 2/3 (66.7%), statuses 4/13 (30.8%); 2 of 20 calls violated the contract; 1 call matched no operation; 2 answers injected by faults asked for
 violations:
   createPayment amount parameter_invalid: amount must be a number (2×)
 gates passed: --min-calls 1
