@@ -11,4 +11,15 @@ package paymock
 type Backend struct {
 	// Payments keeps payments and customers.
 	Payments Store
+	// Clocks keeps each merchant's clock.
+	Clocks ClockStore
+	// Due knows when each pending payment changes by itself.
+	Due DueStore
+	// Advances takes one merchant's clock advances in turn.
+	Advances AdvanceLocker
+	// Shared says that other processes use the backend at once (replicas
+	// of one sandbox): what one forgets of an idle merchant stays for the
+	// others, and its ids are never drawn from a seed, which would draw
+	// them again.
+	Shared bool
 }

@@ -7,5 +7,6 @@ import "github.com/paymock/paymock"
 // New returns a Backend held in memory: nothing to set up, nothing kept
 // once the process ends.
 func New() paymock.Backend {
-	return paymock.Backend{Payments: NewPayments()}
+	payments, clocks := NewPayments(), NewClocks()
+	return paymock.Backend{Payments: payments, Clocks: clocks, Due: NewDue(payments, clocks), Advances: clocks}
 }
