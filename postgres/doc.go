@@ -22,7 +22,8 @@
 //
 // For the lifecycle to run across replicas, the store keeps each
 // merchant's clock (Clock, AdvanceClock, RaiseClock, ResetClock: an
-// offset from real time or a frozen instant, in integer nanoseconds) and
+// offset from real time in bigint nanoseconds, or a frozen instant in
+// numeric nanoseconds, which reach 9999 where a bigint wraps in 2262) and
 // implements paymock.ClockStore, so every replica shows a merchant the
 // same time and advances from several replicas add up. Reads of one
 // merchant's clock that arrive together share one query. Advances of one
