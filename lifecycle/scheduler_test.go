@@ -194,3 +194,21 @@ func TestClocks_StartSetsEveryMerchantsFirstInstant(t *testing.T) {
 		t.Error("accepted a bad mode")
 	}
 }
+
+// Every create reads its merchant's clock: on the in-memory store that
+// read allocates nothing, whatever the mode, stored clock or not.
+func TestClocks_NowAllocatesNothingInMemory(t *testing.T) {
+	ctx := context.Background()
+	for _, cfg := range []ClockConfig{{Mode: ClockReal}, {Mode: ClockFrozen, Start: t0}, {Mode: ClockReal, Start: t0}} {
+		c := newClocks(t, cfg)
+		if _, err := c.Advance(ctx, "advanced", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		nowOf(c, "new") // a clock that depends on the start is stored by its first read
+		for _, m := range []string{"new", "advanced"} {
+			if n := testing.AllocsPerRun(100, func() { _, _ = c.Now(ctx, m) }); n != 0 {
+				t.Errorf("%s clock, merchant %s: Now allocates %v times a read", cfg.Mode, m, n)
+			}
+		}
+	}
+}
