@@ -19,4 +19,15 @@ type Backend struct {
 	// Merchants keeps the merchant registry's run-time records: created
 	// keys, open-mode merchants, revocations, added endpoints.
 	Merchants MerchantStore
+	// Clocks keeps each merchant's clock.
+	Clocks ClockStore
+	// Due knows when each pending payment changes by itself.
+	Due DueStore
+	// Advances takes one merchant's clock advances in turn.
+	Advances AdvanceLocker
+	// Shared says that other processes use the backend at once (replicas
+	// of one sandbox): what one forgets of an idle merchant stays for the
+	// others, and its ids are never drawn from a seed, which would draw
+	// them again.
+	Shared bool
 }

@@ -33,7 +33,12 @@ func (d *Dashboard) handleClock(w http.ResponseWriter, r *http.Request, v *visit
 func (d *Dashboard) showClock(w http.ResponseWriter, r *http.Request, v *visit, status int, errMsg, by string) {
 	pv := v.view("Clock", "clock")
 	pv.Error = errMsg
-	pv.Data = clockData{Now: d.cfg.Clock.Now(v.m), Mode: d.cfg.Clock.Mode(), By: by}
+	now, err := d.cfg.Clock.Now(r.Context(), v.m)
+	if err != nil {
+		d.failed(r.Context(), w, r, v, "read the merchant's clock", err)
+		return
+	}
+	pv.Data = clockData{Now: now, Mode: d.cfg.Clock.Mode(), By: by}
 	d.render(w, r, status, "clock", pv)
 }
 

@@ -71,7 +71,7 @@ type Lifecycle interface {
 
 // Clock is a merchant's sandbox clock.
 type Clock interface {
-	Now(m *paymock.Merchant) time.Time
+	Now(ctx context.Context, m *paymock.Merchant) (time.Time, error)
 	// Mode is "real" (time passes by itself) or "frozen" (only when
 	// advanced).
 	Mode() string

@@ -627,7 +627,7 @@ func TestClock_AdvanceMovesItAndExpiresWhatFellDue(t *testing.T) {
 			t.Errorf("advance %q: %d %q, want 400 with a message", bad, p.status, p.field("error"))
 		}
 	}
-	if now := h.fake.Now(&paymock.Merchant{ID: "acme"}); !now.Equal(start) {
+	if now, _ := h.fake.Now(t.Context(), &paymock.Merchant{ID: "acme"}); !now.Equal(start) {
 		t.Fatalf("bad input moved the clock to %v", now)
 	}
 	tests := []struct{ by, want string }{
@@ -644,7 +644,7 @@ func TestClock_AdvanceMovesItAndExpiresWhatFellDue(t *testing.T) {
 	if got := b.get("/dashboard/payments/" + pay.ID).field("status"); got != "expired" {
 		t.Errorf("payment past its expiry after advancing: %q, want expired", got)
 	}
-	if globex := h.fake.Now(&paymock.Merchant{ID: "globex"}); !globex.Equal(start) {
+	if globex, _ := h.fake.Now(t.Context(), &paymock.Merchant{ID: "globex"}); !globex.Equal(start) {
 		t.Errorf("globex's clock moved with acme's: %v", globex)
 	}
 }
@@ -703,7 +703,7 @@ func TestCSRF_EveryFormRefusedWhenTokenMissingOrForged(t *testing.T) {
 	if evs := h.fake.events; len(evs) != 1 || len(evs[0].Deliveries) != 1 {
 		t.Errorf("events changed: %d events", len(evs))
 	}
-	if now := h.fake.Now(m); !now.Equal(start) {
+	if now, _ := h.fake.Now(t.Context(), m); !now.Equal(start) {
 		t.Errorf("clock moved to %v", now)
 	}
 	if got := b.get("/dashboard/payments"); got.status != http.StatusOK {

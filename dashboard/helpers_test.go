@@ -210,10 +210,10 @@ func delivered(round int, url string, at time.Time) dashboard.Delivery {
 	}}
 }
 
-func (f *fakeSandbox) Now(m *paymock.Merchant) time.Time {
+func (f *fakeSandbox) Now(_ context.Context, m *paymock.Merchant) (time.Time, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.now(m.ID)
+	return f.now(m.ID), nil
 }
 
 func (f *fakeSandbox) Mode() string { return "frozen" }

@@ -181,12 +181,17 @@ func (d *Dashboard) showPayment(w http.ResponseWriter, r *http.Request, v *visit
 		d.failed(ctx, w, r, v, "read the payment's events", err)
 		return
 	}
+	now, err := d.cfg.Clock.Now(ctx, v.m)
+	if err != nil {
+		d.failed(ctx, w, r, v, "read the merchant's clock", err)
+		return
+	}
 	data := paymentData{
 		P:           p,
 		Pending:     p.Status == paymock.StatusPending,
 		CheckoutURL: d.cfg.CheckoutURL(p),
 		Metadata:    indentJSON(p.Metadata),
-		Now:         paymock.FormatTime(d.cfg.Clock.Now(v.m)),
+		Now:         paymock.FormatTime(now),
 	}
 	for _, e := range evs {
 		data.Events = append(data.Events, eventView{Event: e, Body: indentJSON(e.Payload)})

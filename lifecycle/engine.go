@@ -26,6 +26,10 @@ type Config struct {
 	Store     paymock.Store
 	Clocks    *Clocks
 	Scheduler *Scheduler
+	// Due knows when each pending payment falls due, and Advances takes
+	// one merchant's advances in turn: the Backend's Due and Advances.
+	Due       paymock.DueStore
+	Advances  paymock.AdvanceLocker
 	IDs       IDGenerator
 	Webhooks  *webhooks.Dispatcher
 	Scenarios *Scenarios // from --scenarios; nil for built-ins and test cards only
@@ -54,27 +58,15 @@ type Engine struct {
 	scenarios *Scenarios
 	variants  *paymock.Variants
 	merchants MerchantFinder
-	// due is the store's list of due payments when the clocks are shared
-	// too: then the store, not this process's scheduler, holds expiries
-	// and scenario steps (see sweep.go). Nil otherwise.
-	due DueStore
+	// due holds expiries and scenario steps, for whoever sweeps first;
+	// the scheduler brings them due in this process (see sweep.go).
+	due paymock.DueStore
 	// events keeps each transition's event with it when deliveries live
 	// in an outbox; nil otherwise.
 	events EventStore
-	// advances serialises a merchant's advances across replicas when the
-	// store can; nil otherwise.
-	advances AdvanceLocker
-}
-
-// AdvanceLocker is a shared store that serialises the advances of one
-// merchant's clock across replicas (package postgres): an advance reads
-// the clock, fires what falls due on the way and moves the clock to its
-// target, so two at once on two replicas would each reach the same
-// target instead of adding up.
-type AdvanceLocker interface {
-	// LockAdvance waits until no other advance of the merchant runs
-	// anywhere, and returns what ends this one's turn.
-	LockAdvance(ctx context.Context, merchantID string) (unlock func(), err error)
+	// advances takes a merchant's advances in turn, across replicas on a
+	// shared backend.
+	advances paymock.AdvanceLocker
 }
 
 // EventStore is a store that keeps a transition and its event in one
@@ -88,39 +80,33 @@ type EventStore interface {
 
 // NewEngine returns the engine of cfg.
 func NewEngine(cfg Config) (*Engine, error) {
-	if cfg.Store == nil || cfg.Clocks == nil || cfg.Scheduler == nil || cfg.IDs == nil || cfg.Webhooks == nil {
-		return nil, errors.New("lifecycle: Store, Clocks, Scheduler, IDs and Webhooks are required")
+	if cfg.Store == nil || cfg.Clocks == nil || cfg.Scheduler == nil || cfg.Due == nil || cfg.Advances == nil ||
+		cfg.IDs == nil || cfg.Webhooks == nil {
+		return nil, errors.New("lifecycle: Store, Clocks, Scheduler, Due, Advances, IDs and Webhooks are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{log: cfg.Logger, store: cfg.Store, clocks: cfg.Clocks, sched: cfg.Scheduler, ids: cfg.IDs,
-		hooks: cfg.Webhooks, scenarios: cfg.Scenarios, variants: cfg.Variants, merchants: cfg.Merchants}
-	if due, ok := cfg.Store.(DueStore); ok && cfg.Clocks.Shared() {
-		e.due = due
-	}
+		hooks: cfg.Webhooks, scenarios: cfg.Scenarios, variants: cfg.Variants, merchants: cfg.Merchants,
+		due: cfg.Due, advances: cfg.Advances}
 	if events, ok := cfg.Store.(EventStore); ok && cfg.Webhooks.Durable() {
 		e.events = events
-	}
-	if l, ok := cfg.Store.(AdvanceLocker); ok && e.due != nil {
-		e.advances = l
 	}
 	return e, nil
 }
 
-// Shared reports whether due work lives in the store, for every replica
-// to fire: then something must call SweepAll now and then on real clocks.
-func (e *Engine) Shared() bool { return e.due != nil }
-
 // Now is the merchant's current time.
-func (e *Engine) Now(m *paymock.Merchant) time.Time { return e.clocks.Now(m.ID) }
+func (e *Engine) Now(ctx context.Context, m *paymock.Merchant) (time.Time, error) {
+	return e.clocks.Now(ctx, m.ID)
+}
 
 // ClockMode is the mode of every merchant's clock.
 func (e *Engine) ClockMode() ClockMode { return e.clocks.Mode() }
 
 // Created schedules what happens to a new payment by itself: its expiry
-// and the steps of the scenario it triggers, if any. With a shared store
-// it records instead which of them comes first (see sweep.go).
+// or, when it comes first, the first step of the scenario it triggers
+// (see sweep.go).
 func (e *Engine) Created(ctx context.Context, m *paymock.Merchant, p paymock.Payment, t Trigger) {
 	id := p.ID
 	sc, ok := e.scenarios.Select(p, t)
@@ -131,17 +117,7 @@ func (e *Engine) Created(ctx context.Context, m *paymock.Merchant, p paymock.Pay
 	if ok {
 		e.log.DebugContext(ctx, "scenario selected", "merchant", m.ID, "payment", id, "scenario", sc.Name, "source", sc.Source)
 	}
-	if e.due != nil {
-		e.createdShared(ctx, m, p, sc, ok)
-		return
-	}
-	e.sched.At(m.ID, p.ExpiresAt, func() { e.fire(m, id, paymock.StatusExpired, "expiry") })
-	if !ok {
-		return
-	}
-	for _, st := range sc.Steps {
-		e.sched.At(m.ID, p.CreatedAt.Add(st.After), func() { e.fire(m, id, st.Do, "scenario "+sc.Name) })
-	}
+	e.schedule(ctx, m, p, sc, ok)
 }
 
 // fire is a scheduled transition: one that finds the payment already
@@ -162,7 +138,7 @@ func (e *Engine) fire(m *paymock.Merchant, id string, to paymock.Status, why str
 // clock and emits its event. A final payment is a conflict_error; an
 // unknown one not_found_error.
 func (e *Engine) Transition(ctx context.Context, m *paymock.Merchant, id string, to paymock.Status) (paymock.Payment, error) {
-	now, err := e.clocks.NowContext(ctx, m.ID)
+	now, err := e.clocks.Now(ctx, m.ID)
 	if err != nil {
 		return paymock.Payment{}, err
 	}
@@ -243,7 +219,11 @@ func (e *Engine) Act(ctx context.Context, m *paymock.Merchant, id string, to pay
 	if err != nil {
 		return p, err
 	}
-	if p.Overdue(e.clocks.Now(m.ID)) && to != paymock.StatusExpired {
+	now, err := e.clocks.Now(ctx, m.ID)
+	if err != nil {
+		return p, err
+	}
+	if p.Overdue(now) && to != paymock.StatusExpired {
 		if p, err = e.Transition(ctx, m, id, paymock.StatusExpired); err != nil {
 			return p, err
 		}
@@ -258,53 +238,79 @@ func (e *Engine) Act(ctx context.Context, m *paymock.Merchant, id string, to pay
 
 // Advance moves the merchant's clock forward, fires everything that fell
 // due on the way in time order, and waits for the webhook deliveries that
-// caused to be attempted, so the caller sees their outcome. With a shared
-// store the payments due by then, whichever replica created them, join
-// this process's scheduler for the advance (see queueDue).
+// caused to be attempted, so the caller sees their outcome. The payments
+// due by then, whichever replica created them, join this process's
+// scheduler for the advance (see queueDue). An advance that would take
+// the clock past what it can show is an invalid_request_error naming
+// seconds, and moves nothing.
 func (e *Engine) Advance(ctx context.Context, m *paymock.Merchant, d time.Duration) (time.Time, int, error) {
-	if e.advances != nil {
-		unlock, err := e.advances.LockAdvance(ctx, m.ID)
-		if err != nil {
-			return e.clocks.Now(m.ID), 0, fmt.Errorf("wait for another replica's advance: %w", err)
-		}
-		defer unlock()
+	if d < 0 {
+		return time.Time{}, 0, fmt.Errorf("advance by %s: the clock only moves forward", d)
+	}
+	unlock, err := e.advances.LockAdvance(ctx, m.ID)
+	if err != nil {
+		return time.Time{}, 0, fmt.Errorf("wait for another advance: %w", err)
+	}
+	defer unlock()
+	now, err := e.clocks.Now(ctx, m.ID)
+	if err != nil {
+		return now, 0, err
+	}
+	target := now.Add(d)
+	if !e.clocks.CanShow(target) {
+		return now, 0, paymock.Invalid(paymock.Violation{Param: "seconds", Code: "parameter_invalid",
+			Message: fmt.Sprintf("the clock shows %s and cannot move %d seconds on: a clock shows at most %s",
+				paymock.FormatTime(now), d/time.Second, e.lastShown())})
 	}
 	// Deliveries already under way settle first, on every replica, so the
 	// retries they schedule are due from their own attempt and fire in
 	// this advance.
 	if err := e.hooks.Settle(ctx, m.ID); err != nil {
-		return e.clocks.Now(m.ID), 0, fmt.Errorf("wait for deliveries: %w", err)
+		return now, 0, fmt.Errorf("wait for deliveries: %w", err)
 	}
-	if e.due != nil {
-		if d < 0 {
-			return e.clocks.Now(m.ID), 0, fmt.Errorf("advance by %s: the clock only moves forward", d)
-		}
-		if err := e.queueDue(ctx, m, d); err != nil {
-			return e.clocks.Now(m.ID), 0, err
-		}
-		// The webhook sends due by then too, whichever replica scheduled
-		// them, so that they go in time order with the payments.
-		if err := e.hooks.DueDeliveries(ctx, m.ID, e.clocks.Now(m.ID).Add(d)); err != nil {
-			return e.clocks.Now(m.ID), 0, err
-		}
+	if err := e.queueDue(ctx, m, target); err != nil {
+		return now, 0, err
 	}
-	now, fired := e.sched.Advance(m.ID, d)
+	// The webhook sends due by then too, whichever replica scheduled
+	// them, so that they go in time order with the payments.
+	if err := e.hooks.DueDeliveries(ctx, m.ID, target); err != nil {
+		return now, 0, err
+	}
+	fired, err := e.sched.Advance(ctx, m.ID, target)
+	if err != nil {
+		return now, fired, err
+	}
 	// Webhook sends still due by now (past the batch registered, or
 	// scheduled meanwhile), whichever replica made them.
 	e.hooks.RunDue(m.ID)
-	if e.due != nil {
-		// What was past the queued batch, or created on another replica
-		// while this advance ran.
-		n, err := e.sweep(ctx, m, now)
-		fired += n
-		if err != nil {
-			return now, fired, err
-		}
+	if now, err = e.clocks.Now(ctx, m.ID); err != nil {
+		return now, fired, err
+	}
+	// What was past the queued batch, or created on another replica
+	// while this advance ran.
+	n, err := e.sweep(ctx, m, now)
+	fired += n
+	if err != nil {
+		return now, fired, err
 	}
 	if err := e.hooks.Idle(ctx, m.ID); err != nil {
 		return now, fired, fmt.Errorf("wait for deliveries: %w", err)
 	}
 	return now, fired, nil
+}
+
+// lastShown is what the error of an advance too far names: the last
+// instant, or on a real clock the 292 years on from the real time that
+// its offset holds, when that comes first.
+func (e *Engine) lastShown() string {
+	last := LastInstant()
+	if e.clocks.Mode() == ClockReal {
+		real, _ := e.clocks.RealNow()
+		if r := real.Add(maxDuration).Truncate(time.Second); r.Before(last) {
+			last = r
+		}
+	}
+	return paymock.FormatTime(last)
 }
 
 // Reset forgets a merchant's payments, events, schedule and clock.
@@ -313,7 +319,7 @@ func (e *Engine) Reset(ctx context.Context, m *paymock.Merchant) error {
 	if err := e.hooks.ResetContext(ctx, m.ID); err != nil {
 		return err
 	}
-	if err := e.clocks.ResetContext(ctx, m.ID); err != nil {
+	if err := e.clocks.Reset(ctx, m.ID); err != nil {
 		return fmt.Errorf("reset clock: %w", err)
 	}
 	if err := e.store.Reset(ctx, m.ID); err != nil {

@@ -5,6 +5,7 @@ package lifecycle
 
 import (
 	"container/heap"
+	"context"
 	"sync"
 	"time"
 )
@@ -85,11 +86,6 @@ func (s *Scheduler) At(merchantID string, due time.Time, fn func()) {
 	s.poke()
 }
 
-// After runs fn once the merchant's clock has moved d past its time now.
-func (s *Scheduler) After(merchantID string, d time.Duration, fn func()) {
-	s.At(merchantID, s.clocks.Now(merchantID).Add(d), fn)
-}
-
 // Pending is the number of jobs waiting for a merchant.
 func (s *Scheduler) Pending(merchantID string) int {
 	s.mu.Lock()
@@ -147,11 +143,11 @@ func (s *Scheduler) popDue(q *queue, until time.Time) (job, bool) {
 	return heap.Pop(&q.jobs).(job), true
 }
 
-// Advance moves the merchant's clock forward by d, firing every job that
-// falls due on the way, in due order, each with the clock set to its due
-// time (so what a job stamps reads as when it was due). It returns the
-// merchant's new time and how many jobs fired.
-func (s *Scheduler) Advance(merchantID string, d time.Duration) (time.Time, int) {
+// Advance moves the merchant's clock forward to target, firing every job
+// that falls due on the way, in due order, each with the clock set to its
+// due time (so what a job stamps reads as when it was due). It returns how
+// many jobs fired.
+func (s *Scheduler) Advance(ctx context.Context, merchantID string, target time.Time) (int, error) {
 	s.mu.Lock()
 	q := s.queues[merchantID]
 	if q == nil {
@@ -161,20 +157,28 @@ func (s *Scheduler) Advance(merchantID string, d time.Duration) (time.Time, int)
 	s.mu.Unlock()
 	q.run.Lock()
 	defer q.run.Unlock()
-	target := s.clocks.Now(merchantID).Add(d)
+	defer s.poke() // real clocks: the earliest deadline may have moved closer
 	fired := 0
 	for {
 		j, ok := s.popDue(q, target)
 		if !ok {
 			break
 		}
-		s.clocks.AdvanceTo(merchantID, j.due)
+		if err := s.clocks.AdvanceTo(ctx, merchantID, j.due); err != nil {
+			s.requeue(q, j)
+			return fired, err
+		}
 		j.fn()
 		fired++
 	}
-	s.clocks.AdvanceTo(merchantID, target)
-	s.poke() // real clocks: the earliest deadline may have moved closer
-	return s.clocks.Now(merchantID), fired
+	return fired, s.clocks.AdvanceTo(ctx, merchantID, target)
+}
+
+// requeue puts back a job taken but not run.
+func (s *Scheduler) requeue(q *queue, j job) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	heap.Push(&q.jobs, j)
 }
 
 // Start runs the timer goroutine until Stop.
@@ -228,10 +232,19 @@ func (s *Scheduler) fireDue() time.Duration {
 		if !q.run.TryLock() {
 			continue
 		}
+		now, err := s.now(m)
+		if err != nil {
+			// The store did not answer: look again in a while.
+			q.run.Unlock()
+			if next < 0 || retryRead < next {
+				next = retryRead
+			}
+			continue
+		}
 		s.mu.Lock()
-		due := q.jobs.Len() > 0 && !q.jobs[0].due.After(s.clocks.Now(m))
+		due := q.jobs.Len() > 0 && !q.jobs[0].due.After(now)
 		if !due && q.jobs.Len() > 0 && s.clocks.Mode() == ClockReal {
-			if w := q.jobs[0].due.Sub(s.clocks.Now(m)); next < 0 || w < next {
+			if w := q.jobs[0].due.Sub(now); next < 0 || w < next {
 				next = max(w, 0)
 			}
 		}
@@ -247,7 +260,11 @@ func (s *Scheduler) fireDue() time.Duration {
 		go func() {
 			defer s.running.Done()
 			for {
-				j, ok := s.popDue(q, s.clocks.Now(m))
+				now, err := s.now(m)
+				if err != nil {
+					break
+				}
+				j, ok := s.popDue(q, now)
 				if !ok {
 					break
 				}
@@ -258,4 +275,16 @@ func (s *Scheduler) fireDue() time.Duration {
 		}()
 	}
 	return next
+}
+
+// retryRead is how soon the loop looks again at a merchant whose clock
+// could not be read.
+const retryRead = time.Second
+
+// now reads the merchant's clock for the timer loop, which has no
+// request to bound it.
+func (s *Scheduler) now(merchantID string) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	return s.clocks.Now(ctx, merchantID)
 }

@@ -1,20 +1,55 @@
+// Tests of the scheduler and the clocks it measures on, over the
+// in-memory clock store.
+
 package lifecycle
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paymock/paymock/memory"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func frozen(t *testing.T) *Clocks {
+func newClocks(t *testing.T, cfg ClockConfig) *Clocks {
 	t.Helper()
-	c, err := NewClocks(ClockConfig{Mode: ClockFrozen, Start: t0})
+	cfg.Store = memory.NewClocks()
+	c, err := NewClocks(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+func frozen(t *testing.T) *Clocks {
+	t.Helper()
+	return newClocks(t, ClockConfig{Mode: ClockFrozen, Start: t0})
+}
+
+// nowOf reads a merchant's clock, which the in-memory store always can.
+func nowOf(c *Clocks, merchantID string) time.Time {
+	t, err := c.Now(context.Background(), merchantID)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// after schedules fn d after the merchant's time now.
+func after(s *Scheduler, merchantID string, d time.Duration, fn func()) {
+	s.At(merchantID, nowOf(s.clocks, merchantID).Add(d), fn)
+}
+
+// advance moves the merchant's clock d on through the scheduler.
+func advance(s *Scheduler, merchantID string, d time.Duration) (time.Time, int) {
+	fired, err := s.Advance(context.Background(), merchantID, nowOf(s.clocks, merchantID).Add(d))
+	if err != nil {
+		panic(err)
+	}
+	return nowOf(s.clocks, merchantID), fired
 }
 
 func TestScheduler_AdvanceFiresDueJobsInTimeOrder(t *testing.T) {
@@ -23,13 +58,13 @@ func TestScheduler_AdvanceFiresDueJobsInTimeOrder(t *testing.T) {
 	var got []string
 	var at []time.Time
 	add := func(name string, d time.Duration) {
-		s.After("m", d, func() { got = append(got, name); at = append(at, clocks.Now("m")) })
+		after(s, "m", d, func() { got = append(got, name); at = append(at, nowOf(clocks, "m")) })
 	}
 	add("c", 30*time.Second)
 	add("a", 5*time.Second)
 	add("d", 2*time.Minute)
 	add("b", 5*time.Second) // same instant as a: after it, in insertion order
-	now, fired := s.Advance("m", time.Minute)
+	now, fired := advance(s, "m", time.Minute)
 	if fired != 3 || len(got) != 3 || got[0] != "a" || got[1] != "b" || got[2] != "c" {
 		t.Fatalf("fired %d: %v", fired, got)
 	}
@@ -47,12 +82,12 @@ func TestScheduler_AdvanceFiresDueJobsInTimeOrder(t *testing.T) {
 func TestScheduler_JobsScheduledDuringAdvanceFireIfDue(t *testing.T) {
 	s := NewScheduler(frozen(t))
 	var got []string
-	s.After("m", 10*time.Second, func() {
+	after(s, "m", 10*time.Second, func() {
 		got = append(got, "first")
-		s.After("m", 5*time.Second, func() { got = append(got, "retry") })  // due at 15s: inside the advance
-		s.After("m", 500*time.Second, func() { got = append(got, "late") }) // outside
+		after(s, "m", 5*time.Second, func() { got = append(got, "retry") })  // due at 15s: inside the advance
+		after(s, "m", 500*time.Second, func() { got = append(got, "late") }) // outside
 	})
-	s.Advance("m", 20*time.Second)
+	advance(s, "m", 20*time.Second)
 	if len(got) != 2 || got[1] != "retry" {
 		t.Fatalf("got %v", got)
 	}
@@ -62,27 +97,24 @@ func TestScheduler_AdvancingOneMerchantLeavesOthers(t *testing.T) {
 	clocks := frozen(t)
 	s := NewScheduler(clocks)
 	fired := map[string]bool{}
-	s.After("a", time.Second, func() { fired["a"] = true })
-	s.After("b", time.Second, func() { fired["b"] = true })
-	s.Advance("a", time.Hour)
+	after(s, "a", time.Second, func() { fired["a"] = true })
+	after(s, "b", time.Second, func() { fired["b"] = true })
+	advance(s, "a", time.Hour)
 	if !fired["a"] || fired["b"] {
 		t.Errorf("fired %v", fired)
 	}
-	if !clocks.Now("b").Equal(t0) || !clocks.Now("a").Equal(t0.Add(time.Hour)) {
-		t.Errorf("clocks a=%v b=%v", clocks.Now("a"), clocks.Now("b"))
+	if !nowOf(clocks, "b").Equal(t0) || !nowOf(clocks, "a").Equal(t0.Add(time.Hour)) {
+		t.Errorf("clocks a=%v b=%v", nowOf(clocks, "a"), nowOf(clocks, "b"))
 	}
 }
 
 func TestScheduler_RealClockFiresByItself(t *testing.T) {
-	clocks, err := NewClocks(ClockConfig{Mode: ClockReal})
-	if err != nil {
-		t.Fatal(err)
-	}
+	clocks := newClocks(t, ClockConfig{Mode: ClockReal})
 	s := NewScheduler(clocks)
 	s.Start()
 	defer s.Stop()
 	done := make(chan time.Time, 1)
-	s.After("m", 20*time.Millisecond, func() { done <- clocks.Now("m") })
+	after(s, "m", 20*time.Millisecond, func() { done <- nowOf(clocks, "m") })
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -95,10 +127,10 @@ func TestScheduler_FrozenClockFiresOnlyWhatIsDue(t *testing.T) {
 	s.Start()
 	defer s.Stop()
 	now := make(chan struct{})
-	s.After("m", 0, func() { close(now) })
+	after(s, "m", 0, func() { close(now) })
 	later := false
 	var mu sync.Mutex
-	s.After("m", time.Second, func() { mu.Lock(); later = true; mu.Unlock() })
+	after(s, "m", time.Second, func() { mu.Lock(); later = true; mu.Unlock() })
 	select {
 	case <-now:
 	case <-time.After(10 * time.Second):
@@ -106,7 +138,7 @@ func TestScheduler_FrozenClockFiresOnlyWhatIsDue(t *testing.T) {
 	}
 	// The loop had its chance at the later job and must have left it.
 	s.poke()
-	s.Advance("other", 0) // a full round trip through the scheduler
+	advance(s, "other", 0) // a full round trip through the scheduler
 	mu.Lock()
 	defer mu.Unlock()
 	if later || s.Pending("m") != 1 {
@@ -117,9 +149,9 @@ func TestScheduler_FrozenClockFiresOnlyWhatIsDue(t *testing.T) {
 func TestScheduler_ResetDropsJobs(t *testing.T) {
 	s := NewScheduler(frozen(t))
 	fired := false
-	s.After("m", time.Second, func() { fired = true })
+	after(s, "m", time.Second, func() { fired = true })
 	s.Reset("m")
-	s.Advance("m", time.Hour)
+	advance(s, "m", time.Hour)
 	if fired {
 		t.Error("a reset job fired")
 	}
@@ -128,25 +160,24 @@ func TestScheduler_ResetDropsJobs(t *testing.T) {
 func TestClocks_RealModeOffsetsPerMerchant(t *testing.T) {
 	base := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	now := base
-	c, err := NewClocks(ClockConfig{Mode: ClockReal, Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Advance("a", time.Hour); err != nil {
+	c := newClocks(t, ClockConfig{Mode: ClockReal, Now: func() time.Time { return now }})
+	if _, err := c.Advance(context.Background(), "a", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(time.Minute)
-	if got := c.Now("a"); !got.Equal(base.Add(time.Hour + time.Minute)) {
+	if got := nowOf(c, "a"); !got.Equal(base.Add(time.Hour + time.Minute)) {
 		t.Errorf("a: %v", got)
 	}
-	if got := c.Now("b"); !got.Equal(base.Add(time.Minute)) {
+	if got := nowOf(c, "b"); !got.Equal(base.Add(time.Minute)) {
 		t.Errorf("b: %v", got)
 	}
-	if _, err := c.Advance("a", -time.Second); err == nil {
+	if _, err := c.Advance(context.Background(), "a", -time.Second); err == nil {
 		t.Error("moved backwards")
 	}
-	c.Reset("a")
-	if got := c.Now("a"); !got.Equal(now) {
+	if err := c.Reset(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := nowOf(c, "a"); !got.Equal(now) {
 		t.Errorf("after reset a: %v", got)
 	}
 }
@@ -154,15 +185,30 @@ func TestClocks_RealModeOffsetsPerMerchant(t *testing.T) {
 func TestClocks_StartSetsEveryMerchantsFirstInstant(t *testing.T) {
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, mode := range []ClockMode{ClockReal, ClockFrozen} {
-		c, err := NewClocks(ClockConfig{Mode: mode, Start: start, Now: func() time.Time { return t0 }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.Now("x"); !got.Equal(start) {
+		c := newClocks(t, ClockConfig{Mode: mode, Start: start, Now: func() time.Time { return t0 }})
+		if got := nowOf(c, "x"); !got.Equal(start) {
 			t.Errorf("%s: %v", mode, got)
 		}
 	}
-	if _, err := NewClocks(ClockConfig{Mode: "sideways"}); err == nil {
+	if _, err := NewClocks(ClockConfig{Mode: "sideways", Store: memory.NewClocks()}); err == nil {
 		t.Error("accepted a bad mode")
+	}
+}
+
+// Every create reads its merchant's clock: on the in-memory store that
+// read allocates nothing, whatever the mode, stored clock or not.
+func TestClocks_NowAllocatesNothingInMemory(t *testing.T) {
+	ctx := context.Background()
+	for _, cfg := range []ClockConfig{{Mode: ClockReal}, {Mode: ClockFrozen, Start: t0}, {Mode: ClockReal, Start: t0}} {
+		c := newClocks(t, cfg)
+		if _, err := c.Advance(ctx, "advanced", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		nowOf(c, "new") // a clock that depends on the start is stored by its first read
+		for _, m := range []string{"new", "advanced"} {
+			if n := testing.AllocsPerRun(100, func() { _, _ = c.Now(ctx, m) }); n != 0 {
+				t.Errorf("%s clock, merchant %s: Now allocates %v times a read", cfg.Mode, m, n)
+			}
+		}
 	}
 }

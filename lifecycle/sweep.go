@@ -1,5 +1,6 @@
-// Due work kept by a shared store: what each pending payment becomes by
-// itself and when, fired by whichever replica sweeps first.
+// Due work kept by the Backend's DueStore: what each pending payment
+// becomes by itself and when, fired by this process's scheduler on time
+// or by whichever sweep finds it first.
 
 package lifecycle
 
@@ -11,38 +12,6 @@ import (
 	"github.com/paymock/paymock"
 )
 
-// DuePayment is a pending payment that changes by itself: at At, an
-// instant of its merchant's clock, it becomes To.
-type DuePayment struct {
-	MerchantID string
-	ID         string
-	At         time.Time
-	To         paymock.Status
-}
-
-// DueStore is a store that knows when each pending payment falls due, so
-// that any replica fires what any replica created, and a restarted one
-// needs nothing re-scheduled (package postgres implements it). A pending
-// payment is due at its expires_at, becoming expired, unless SetDue gave
-// it an earlier step.
-//
-// The Engine uses a DueStore only when the clocks are shared as well
-// (ClockConfig.Store): due instants are on the merchants' clocks.
-type DueStore interface {
-	// SetDue records that the pending payment becomes to at at, an
-	// instant before its expiry (the first step of its scenario). A
-	// payment no longer pending is left alone.
-	SetDue(ctx context.Context, merchantID, id string, at time.Time, to paymock.Status) error
-	// Due lists up to limit of the merchant's pending payments due by
-	// until on its clock, earliest first.
-	Due(ctx context.Context, merchantID string, until time.Time, limit int) ([]DuePayment, error)
-	// DueAll lists up to limit pending payments due on their merchants'
-	// real clocks, earliest first: a merchant's clock shows now plus its
-	// stored offset, or plus base when none is stored. Merchants whose
-	// stored clock is frozen have none listed (an advance fires those).
-	DueAll(ctx context.Context, now time.Time, base time.Duration, limit int) ([]DuePayment, error)
-}
-
 // Batches of due payments read at a time.
 const (
 	sweepBatch    = 100
@@ -53,9 +22,10 @@ const (
 	advanceBatch = 1000
 )
 
-// SweepInterval is how often each replica sweeps every real-clock
-// merchant's due payments on a shared store: an expiry fires at most
-// this late on a replica other than the one that created the payment.
+// SweepInterval is how often each sandbox sweeps every real-clock
+// merchant's due payments: an expiry fires at most this late on a replica
+// other than the one that created the payment (the one that did fires it
+// on time), or after a restart.
 const SweepInterval = time.Second
 
 // unknownMerchantGrace is how long a payment of a merchant this replica
@@ -67,14 +37,14 @@ const SweepInterval = time.Second
 // endpoint to deliver it to.
 const unknownMerchantGrace = 5 * time.Second
 
-// createdShared records a new payment's fate in the store: the first of
-// its scenario's steps when that comes before its expiry (the store knows
-// the expiry already). On real clocks this process's scheduler fires it
-// on time too, stamped at its due instant like a sweep, which stands in
-// when this replica is gone; in either case the row lock makes one event.
-// On frozen clocks a step due at once goes to the scheduler, so that it
-// fires now rather than at the next advance.
-func (e *Engine) createdShared(ctx context.Context, m *paymock.Merchant, p paymock.Payment, sc Scenario, selected bool) {
+// schedule records a new payment's fate in the DueStore: the first of its
+// scenario's steps when that comes before its expiry (the store knows the
+// expiry already). On real clocks this process's scheduler fires it on
+// time too, stamped at its due instant like a sweep, which stands in when
+// this process is gone; in either case the store's row lock makes one
+// event. On frozen clocks a step due at once goes to the scheduler, so
+// that it fires now rather than at the next advance.
+func (e *Engine) schedule(ctx context.Context, m *paymock.Merchant, p paymock.Payment, sc Scenario, selected bool) {
 	at, to := p.ExpiresAt, paymock.StatusExpired
 	if selected {
 		for _, st := range sc.Steps {
@@ -86,7 +56,7 @@ func (e *Engine) createdShared(ctx context.Context, m *paymock.Merchant, p paymo
 		}
 	}
 	id := p.ID
-	due := DuePayment{MerchantID: m.ID, ID: id, At: at, To: to}
+	due := paymock.DuePayment{MerchantID: m.ID, ID: id, At: at, To: to}
 	fire := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
@@ -105,7 +75,7 @@ func (e *Engine) createdShared(ctx context.Context, m *paymock.Merchant, p paymo
 	defer cancel()
 	if err := e.due.SetDue(ctx, m.ID, id, at, to); err != nil {
 		// This process still fires it, unless it stops first.
-		e.log.WarnContext(ctx, "scenario step not stored; only this replica will fire it",
+		e.log.WarnContext(ctx, "scenario step not stored; only this process will fire it",
 			"merchant", m.ID, "payment", id, "scenario", sc.Name, "error", err)
 		if !realClock {
 			e.sched.At(m.ID, at, fire)
@@ -117,17 +87,12 @@ func (e *Engine) createdShared(ctx context.Context, m *paymock.Merchant, p paymo
 	}
 }
 
-// queueDue puts the merchant's payments due within d of its clock into
-// this process's scheduler, so that the advance that follows fires them
-// and this process's webhook retries in one time order, with the clock at
-// each one's instant, as it does for the payments it holds itself in
-// memory.
-func (e *Engine) queueDue(ctx context.Context, m *paymock.Merchant, d time.Duration) error {
-	now, err := e.clocks.NowContext(ctx, m.ID)
-	if err != nil {
-		return err
-	}
-	ds, err := e.due.Due(ctx, m.ID, now.Add(d), advanceBatch)
+// queueDue puts the merchant's payments due by until into this process's
+// scheduler, so that the advance that follows fires them and this
+// process's webhook retries in one time order, with the clock at each
+// one's instant.
+func (e *Engine) queueDue(ctx context.Context, m *paymock.Merchant, until time.Time) error {
+	ds, err := e.due.Due(ctx, m.ID, until, advanceBatch)
 	if err != nil {
 		return err
 	}
@@ -167,13 +132,9 @@ func (e *Engine) sweep(ctx context.Context, m *paymock.Merchant, until time.Time
 }
 
 // SweepAll fires the pending payments due on every real-mode merchant's
-// clock, in due order, and returns how many it moved. Each replica on a
-// shared store calls it every SweepInterval; the store makes sure each
-// payment moves once.
+// clock, in due order, and returns how many it moved. Each sandbox calls
+// it every SweepInterval; the store makes sure each payment moves once.
 func (e *Engine) SweepAll(ctx context.Context) (int, error) {
-	if e.due == nil {
-		return 0, nil
-	}
 	fired := 0
 	for {
 		now, base := e.clocks.RealNow()
@@ -207,13 +168,13 @@ func (e *Engine) SweepAll(ctx context.Context) (int, error) {
 // merchant is the merchant of a due payment for SweepAll. One this
 // replica does not know is passed over for unknownMerchantGrace, then
 // stood in for by a merchant with only its id.
-func (e *Engine) merchant(ctx context.Context, d DuePayment) (*paymock.Merchant, bool) {
+func (e *Engine) merchant(ctx context.Context, d paymock.DuePayment) (*paymock.Merchant, bool) {
 	if e.merchants != nil {
 		if m, ok := e.merchants.ByID(ctx, d.MerchantID); ok {
 			return m, true
 		}
 	}
-	if e.clocks.Now(d.MerchantID).Sub(d.At) < unknownMerchantGrace {
+	if now, err := e.clocks.Now(ctx, d.MerchantID); err != nil || now.Sub(d.At) < unknownMerchantGrace {
 		return nil, false
 	}
 	return &paymock.Merchant{ID: d.MerchantID, Name: d.MerchantID}, true
@@ -221,7 +182,7 @@ func (e *Engine) merchant(ctx context.Context, d DuePayment) (*paymock.Merchant,
 
 // fireDue moves one due payment. It reports false, with no error, when
 // the payment was final or gone already.
-func (e *Engine) fireDue(ctx context.Context, m *paymock.Merchant, d DuePayment) (bool, error) {
+func (e *Engine) fireDue(ctx context.Context, m *paymock.Merchant, d paymock.DuePayment) (bool, error) {
 	_, err := e.transitionAt(ctx, m, d.ID, d.To, d.At)
 	var de *paymock.Error
 	switch {

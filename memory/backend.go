@@ -11,9 +11,13 @@ import (
 // New returns a Backend held in memory: nothing to set up, nothing kept
 // once the process ends.
 func New() paymock.Backend {
+	payments, clocks := NewPayments(), NewClocks()
 	return paymock.Backend{
-		Payments:  NewPayments(),
+		Payments:  payments,
 		Ready:     func(context.Context) error { return nil }, // the process is the store
 		Merchants: NewMerchants(),
+		Clocks:    clocks,
+		Due:       NewDue(payments, clocks),
+		Advances:  clocks,
 	}
 }

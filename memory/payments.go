@@ -57,6 +57,7 @@ type book struct {
 	arena      arena
 	common     commonStrings
 	customers  map[string]string
+	due        dueQueue // when its pending payments change by themselves (due.go)
 }
 
 // maxCommon bounds the strings a book spells once for all its payments.
@@ -216,6 +217,9 @@ func (s *Payments) Insert(_ context.Context, p paymock.Payment) error {
 	}
 	var buf [512]byte // most payments: their encoding never reaches the heap
 	b.recs.push(b.arena.add(encodePayment(buf[:0], &p, &b.common)))
+	if p.Status == paymock.StatusPending {
+		b.due.add(p.ExpiresAt, paymock.StatusExpired, n)
+	}
 	// Under the book's lock, so that a racing Reset sees the owner entry
 	// of every payment it forgets.
 	s.own(h, b.num)
@@ -392,6 +396,7 @@ func (s *Payments) Reset(_ context.Context, merchantID string) error {
 	b.arena = arena{}
 	b.common = commonStrings{}
 	b.customers = nil
+	b.due = dueQueue{}
 	return nil
 }
 

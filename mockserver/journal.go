@@ -422,9 +422,13 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 		return
 	}
 	r := c.Request()
+	at, err := s.clock.Now(r.Context(), m.ID)
+	if err != nil {
+		at = time.Now() // the clock's store failed this request already
+	}
 	e := JournalEntry{
 		ID:            x.id,
-		At:            paymock.FormatTime(s.clock.Now(m.ID)),
+		At:            paymock.FormatTime(at),
 		Method:        x.method,
 		Path:          contract.ShortPath(r.URL.Path),
 		Query:         contract.ShortPath(r.URL.RawQuery),

@@ -246,7 +246,10 @@ func (s *Server) pageShow(k pageKind) echo.HandlerFunc {
 		if !ok {
 			return s.pageNotFound(c)
 		}
-		now := s.lifecycle.Now(m)
+		now, err := s.lifecycle.Now(ctx, m)
+		if err != nil {
+			return err
+		}
 		if p.Status == paymock.StatusPending && !p.Overdue(now) {
 			return s.renderPage(c, http.StatusOK, pageTemplateOf(k), s.pendingView(k, p, m, now))
 		}
@@ -293,7 +296,11 @@ func (s *Server) pageAct(k pageKind) echo.HandlerFunc {
 				"This page has no such action, so nothing was changed. Go back to the page and choose one of its buttons.")
 		}
 		if p.Status.Final() {
-			return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, s.lifecycle.Now(m), true))
+			now, err := s.lifecycle.Now(ctx, m)
+			if err != nil {
+				return err
+			}
+			return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, now, true))
 		}
 		if _, err := s.lifecycle.Act(ctx, m, p.ID, act.to); err != nil {
 			return s.pageTransitionFailed(c, m, p.ID, name, err)
@@ -314,8 +321,10 @@ func (s *Server) pageTransitionFailed(c *echo.Context, m *paymock.Merchant, id, 
 	if de, ok := paymock.AsError(err); ok {
 		switch de.Type {
 		case paymock.Conflict:
-			if p, gerr := s.store.Get(ctx, m.ID, id); gerr == nil {
-				return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, s.lifecycle.Now(m), true))
+			p, gerr := s.store.Get(ctx, m.ID, id)
+			now, cerr := s.lifecycle.Now(ctx, m)
+			if gerr == nil && cerr == nil {
+				return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, now, true))
 			}
 			return s.pageNotFound(c)
 		case paymock.NotFound:

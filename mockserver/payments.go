@@ -5,6 +5,7 @@ package mockserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +25,10 @@ func (s *Server) createPayment(c *echo.Context) error {
 	if err := decodeBody(c, &req); err != nil {
 		return err
 	}
-	now := s.clock.Now(m.ID)
+	now, err := s.clock.Now(ctx, m.ID)
+	if err != nil {
+		return err
+	}
 	v, err := paymock.ValidateCreate(req, m, now)
 	if err != nil {
 		return err
@@ -73,7 +77,12 @@ func (s *Server) createRules(m *paymock.Merchant, body []byte) []paymock.Violati
 		dec.UseNumber()
 		_ = dec.Decode(&req)
 	}
-	_, err := paymock.ValidateCreate(req, m, s.clock.Now(m.ID))
+	// The contract refused the request already; its clock only dates it.
+	now, err := s.clock.Now(context.Background(), m.ID)
+	if err != nil {
+		return nil
+	}
+	_, err = paymock.ValidateCreate(req, m, now)
 	if de, ok := paymock.AsError(err); ok && de.Type == paymock.InvalidRequest {
 		return de.Violations
 	}

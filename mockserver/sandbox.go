@@ -39,8 +39,11 @@ type clockJSON struct {
 
 // getClock handles GET /_sandbox/clock.
 func (s *Server) getClock(c *echo.Context) error {
-	m := merchantOf(c)
-	return c.JSON(http.StatusOK, clockJSON{Now: paymock.FormatTime(s.lifecycle.Now(m)), Mode: string(s.lifecycle.ClockMode())})
+	now, err := s.lifecycle.Now(c.Request().Context(), merchantOf(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, clockJSON{Now: paymock.FormatTime(now), Mode: string(s.lifecycle.ClockMode())})
 }
 
 // advanceClock handles POST /_sandbox/clock/advance: everything that

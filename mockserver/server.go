@@ -33,7 +33,7 @@ type IDGenerator interface {
 
 // Clock tells each merchant's current time.
 type Clock interface {
-	Now(merchantID string) time.Time
+	Now(ctx context.Context, merchantID string) (time.Time, error)
 }
 
 // DefaultBodyLimit is the largest request body accepted.
@@ -329,7 +329,12 @@ func (s *Server) ensureSeeded(ctx context.Context, m *paymock.Merchant) {
 		v, _ = s.seeded.LoadOrStore(m.ID, &sync.Once{})
 	}
 	v.(*sync.Once).Do(func() {
-		ps, err := s.seeder.Seed(ctx, m, s.clock.Now(m.ID), s.publicURL)
+		now, err := s.clock.Now(ctx, m.ID)
+		if err != nil {
+			s.log.ErrorContext(ctx, "fake payments not made", "merchant", m.ID, "error", err)
+			return
+		}
+		ps, err := s.seeder.Seed(ctx, m, now, s.publicURL)
 		if err != nil {
 			s.log.ErrorContext(ctx, "fake payments not made", "merchant", m.ID, "error", err)
 			return

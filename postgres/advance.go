@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/paymock/paymock"
 )
 
 // advanceLock is the first key of the advisory locks that serialise
@@ -18,7 +19,9 @@ const advanceLock = 0x616476
 // their lock at once, each on a connection of its own; more wait here.
 const maxAdvanceConns = 4
 
-// LockAdvance implements lifecycle.AdvanceLocker with a session advisory
+var _ paymock.AdvanceLocker = (*Store)(nil)
+
+// LockAdvance implements paymock.AdvanceLocker with a session advisory
 // lock on a connection of its own, outside the pool: the advance it
 // guards uses pooled connections, and holding one of those while waiting
 // could starve the pool. A replica that dies mid-advance ends its session,

@@ -6,30 +6,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/paymock/paymock/lifecycle"
+	"github.com/paymock/paymock"
 )
 
-// The clock modes, as the lifecycle names them.
-const (
-	ClockReal   = lifecycle.ClockReal
-	ClockFrozen = lifecycle.ClockFrozen
-)
+var _ paymock.ClockStore = (*Store)(nil)
 
-// Clock is one merchant's clock: an offset from real time (real mode) or
-// an instant that moves only when advanced (frozen mode). It is the
-// lifecycle's type, so that *Store is a lifecycle.ClockStore.
-type Clock = lifecycle.ClockState
-
-var _ lifecycle.ClockStore = (*Store)(nil)
-
-func checkClock(c Clock) error {
+func checkClock(c paymock.ClockState) error {
 	switch c.Mode {
-	case ClockReal:
+	case paymock.ClockReal:
 		return nil
-	case ClockFrozen:
+	case paymock.ClockFrozen:
 		if c.Frozen.IsZero() {
 			return errors.New("a frozen clock needs its instant")
 		}
@@ -38,125 +28,158 @@ func checkClock(c Clock) error {
 	return fmt.Errorf("clock mode %q: want real or frozen", c.Mode)
 }
 
+// nanos is t in nanoseconds since 1970, as the numeric frozen_ns column
+// keeps it: an int64 would wrap in 2262, and a clock goes to 9999.
+func nanos(t time.Time) string {
+	n := big.NewInt(t.Unix())
+	n.Mul(n, big.NewInt(int64(time.Second)))
+	return n.Add(n, big.NewInt(int64(t.Nanosecond()))).String()
+}
+
+// instant reads back what nanos wrote.
+func instant(ns string) (time.Time, error) {
+	n, ok := new(big.Int).SetString(ns, 10)
+	if !ok {
+		return time.Time{}, fmt.Errorf("frozen_ns %q is not an integer", ns)
+	}
+	sec, nsec := new(big.Int).DivMod(n, big.NewInt(int64(time.Second)), new(big.Int))
+	if !sec.IsInt64() {
+		return time.Time{}, fmt.Errorf("frozen_ns %s is out of range", ns)
+	}
+	return time.Unix(sec.Int64(), nsec.Int64()).UTC(), nil
+}
+
 // frozenNS is the frozen_ns column of the clock: null for a real clock.
-func frozenNS(c Clock) *int64 {
-	if c.Mode != ClockFrozen {
+func frozenNS(c paymock.ClockState) *string {
+	if c.Mode != paymock.ClockFrozen {
 		return nil
 	}
-	ns := c.Frozen.UnixNano()
+	ns := nanos(c.Frozen)
 	return &ns
 }
 
-func scanClock(row pgx.Row) (Clock, error) {
-	var c Clock
+// clockColumns are what scanClock reads.
+const clockColumns = `mode, offset_ns, frozen_ns::text`
+
+func scanClock(row pgx.Row) (paymock.ClockState, error) {
+	var c paymock.ClockState
 	var mode string
 	var offset int64
-	var frozen *int64
+	var frozen *string
 	if err := row.Scan(&mode, &offset, &frozen); err != nil {
-		return Clock{}, err
+		return c, err
 	}
-	c.Mode = lifecycle.ClockMode(mode)
+	c.Mode = paymock.ClockMode(mode)
 	c.Offset = time.Duration(offset)
 	if frozen != nil {
-		c.Frozen = time.Unix(0, *frozen).UTC()
+		t, err := instant(*frozen)
+		if err != nil {
+			return c, err
+		}
+		c.Frozen = t
 	}
 	return c, nil
 }
 
-// Clock returns the merchant's stored clock; false when none is stored,
-// and the merchant's clock is a new merchant's.
-func (s *Store) Clock(ctx context.Context, merchantID string) (Clock, bool, error) {
+// Clock implements paymock.ClockStore. Reads of one merchant's clock that
+// arrive together share one query (clockreads.go).
+func (s *Store) Clock(ctx context.Context, merchantID string) (paymock.ClockState, bool, error) {
+	return s.readClock(ctx, merchantID)
+}
+
+// queryClock is one read of the merchant's clock.
+func (s *Store) queryClock(ctx context.Context, merchantID string) (paymock.ClockState, bool, error) {
 	c, err := scanClock(s.pool.QueryRow(ctx,
-		`SELECT mode, offset_ns, frozen_ns FROM clocks WHERE merchant_id = $1`, merchantID))
+		`SELECT `+clockColumns+` FROM clocks WHERE merchant_id = $1`, merchantID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Clock{}, false, nil
+		return paymock.ClockState{}, false, nil
 	}
 	if err != nil {
-		return Clock{}, false, check("reading the clock of "+merchantID, err)
+		return paymock.ClockState{}, false, check("reading the clock of "+merchantID, err)
 	}
 	return c, true, nil
 }
 
-// SetClock stores the merchant's clock, replacing any.
-func (s *Store) SetClock(ctx context.Context, merchantID string, c Clock) error {
-	if err := checkClock(c); err != nil {
-		return err
-	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO clocks (merchant_id, mode, offset_ns, frozen_ns)
-		VALUES ($1, $2, $3, $4)
-		ON CONFLICT (merchant_id) DO UPDATE SET mode = $2, offset_ns = $3, frozen_ns = $4`,
-		merchantID, string(c.Mode), int64(c.Offset), frozenNS(c))
-	if err != nil {
-		return check("setting the clock of "+merchantID, err)
-	}
-	return nil
-}
-
-// AdvanceClock moves the merchant's clock forward by d in one statement,
-// so that advances from several replicas add up, and returns the clock
-// afterwards. initial is the clock of a merchant with none stored yet.
-func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Duration, initial Clock) (Clock, error) {
+// AdvanceClock implements paymock.ClockStore in one statement, so that
+// advances from several replicas add up. An offset past a bigint is an
+// error of the database, never a wrap.
+func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Duration, initial paymock.ClockState) (paymock.ClockState, error) {
 	if d < 0 {
-		return Clock{}, fmt.Errorf("advance by %s: the clock only moves forward", d)
+		return paymock.ClockState{}, fmt.Errorf("advance by %s: the clock only moves forward", d)
 	}
 	if err := checkClock(initial); err != nil {
-		return Clock{}, err
+		return paymock.ClockState{}, err
 	}
-	var frozen *int64
-	if ns := frozenNS(initial); ns != nil {
-		v := *ns + int64(d)
-		frozen = &v
-	}
-	offset := int64(initial.Offset)
-	if initial.Mode == ClockReal {
-		offset += int64(d)
+	first := initial
+	if first.Mode == paymock.ClockFrozen {
+		first.Frozen = first.Frozen.Add(d)
+	} else if first.Offset > maxDuration-d {
+		return paymock.ClockState{}, fmt.Errorf("advancing the clock of %s by %s: its offset would overflow", merchantID, d)
+	} else {
+		first.Offset += d
 	}
 	c, err := scanClock(s.pool.QueryRow(ctx, `INSERT INTO clocks AS c (merchant_id, mode, offset_ns, frozen_ns)
-		VALUES ($1, $2, $3, $4)
+		VALUES ($1, $2, $3, $4::numeric)
 		ON CONFLICT (merchant_id) DO UPDATE SET
 			offset_ns = CASE WHEN c.mode = 'real' THEN c.offset_ns + $5 ELSE c.offset_ns END,
 			frozen_ns = c.frozen_ns + $5
-		RETURNING mode, offset_ns, frozen_ns`,
-		merchantID, string(initial.Mode), offset, frozen, int64(d)))
+		RETURNING `+clockColumns,
+		merchantID, string(first.Mode), int64(first.Offset), frozenNS(first), int64(d)))
 	if err != nil {
-		return Clock{}, check("advancing the clock of "+merchantID, err)
+		return paymock.ClockState{}, check("advancing the clock of "+merchantID, err)
 	}
 	return c, nil
 }
 
-// ResetClock forgets the merchant's clock: it is a new merchant's again.
+// maxDuration is the longest time.Duration.
+const maxDuration = time.Duration(1<<63 - 1)
+
+// ResetClock implements paymock.ClockStore.
 func (s *Store) ResetClock(ctx context.Context, merchantID string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM clocks WHERE merchant_id = $1`, merchantID); err != nil {
 		return check("resetting the clock of "+merchantID, err)
 	}
+	// A merchant reset costs nothing more here; one read at this moment
+	// makes a new entry.
+	s.clockReads.Delete(merchantID)
 	return nil
 }
 
-// RaiseClock moves the merchant's clock forward so that it shows at least
-// t, in one statement, and returns the clock afterwards: a frozen clock's
-// instant becomes at least t, a real clock's offset at least t - realNow.
-// initial is the clock of a merchant with none stored yet (raised too).
-func (s *Store) RaiseClock(ctx context.Context, merchantID string, t, realNow time.Time, initial Clock) (Clock, error) {
+// RaiseClock implements paymock.ClockStore in one statement: a frozen
+// clock's instant becomes at least t, a real clock's offset at least
+// t - realNow.
+func (s *Store) RaiseClock(ctx context.Context, merchantID string, t, realNow time.Time, initial paymock.ClockState) (paymock.ClockState, error) {
 	if err := checkClock(initial); err != nil {
-		return Clock{}, err
+		return paymock.ClockState{}, err
 	}
-	offset := int64(t.Sub(realNow))
+	// Sub saturates rather than wraps: a real clock is refused such an
+	// offset, and one stored real despite a frozen initial (sandboxes
+	// sharing a store share their mode) keeps its own (null).
+	offset := t.Sub(realNow)
+	var realOffset *int64
+	if offset == maxDuration {
+		if initial.Mode == paymock.ClockReal {
+			return paymock.ClockState{}, fmt.Errorf("advancing the clock of %s to %s: its offset would overflow", merchantID, t)
+		}
+	} else {
+		realOffset = (*int64)(&offset)
+	}
 	first := initial
 	switch {
-	case first.Mode == ClockFrozen && t.After(first.Frozen):
+	case first.Mode == paymock.ClockFrozen && t.After(first.Frozen):
 		first.Frozen = t
-	case first.Mode == ClockReal && time.Duration(offset) > first.Offset:
-		first.Offset = time.Duration(offset)
+	case first.Mode == paymock.ClockReal && offset > first.Offset:
+		first.Offset = offset
 	}
 	c, err := scanClock(s.pool.QueryRow(ctx, `INSERT INTO clocks AS c (merchant_id, mode, offset_ns, frozen_ns)
-		VALUES ($1, $2, $3, $4)
+		VALUES ($1, $2, $3, $4::numeric)
 		ON CONFLICT (merchant_id) DO UPDATE SET
-			offset_ns = CASE WHEN c.mode = 'real' THEN greatest(c.offset_ns, $5) ELSE c.offset_ns END,
-			frozen_ns = CASE WHEN c.mode = 'frozen' THEN greatest(c.frozen_ns, $6) ELSE c.frozen_ns END
-		RETURNING mode, offset_ns, frozen_ns`,
-		merchantID, string(first.Mode), int64(first.Offset), frozenNS(first), offset, t.UnixNano()))
+			offset_ns = CASE WHEN c.mode = 'real' THEN greatest(c.offset_ns, $5::bigint) ELSE c.offset_ns END,
+			frozen_ns = CASE WHEN c.mode = 'frozen' THEN greatest(c.frozen_ns, $6::numeric) ELSE c.frozen_ns END
+		RETURNING `+clockColumns,
+		merchantID, string(first.Mode), int64(first.Offset), frozenNS(first), realOffset, nanos(t)))
 	if err != nil {
-		return Clock{}, check("advancing the clock of "+merchantID, err)
+		return paymock.ClockState{}, check("advancing the clock of "+merchantID, err)
 	}
 	return c, nil
 }

@@ -1,4 +1,5 @@
-// Tests of the shared clocks: stored exactly, advanced atomically, reset.
+// Tests of the shared clocks: the conformance suites, and advances made
+// on two replicas at once adding up.
 
 package postgres
 
@@ -6,53 +7,23 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/clockstest"
 )
 
-func TestClock_StoredExactlyAndPerMerchant(t *testing.T) {
-	ctx := t.Context()
-	s, _ := openStore(t)
-	if _, ok, err := s.Clock(ctx, "acme"); ok || err != nil {
-		t.Fatalf("a merchant with no clock stored: %v, %v", ok, err)
-	}
-	frozen := time.Date(2026, 5, 15, 12, 0, 0, 123456789, time.UTC)
-	for _, tc := range []struct {
-		name string
-		set  Clock
-	}{
-		{"frozen, to the nanosecond", Clock{Mode: ClockFrozen, Frozen: frozen}},
-		{"real with an offset", Clock{Mode: ClockReal, Offset: 90*time.Minute + 7}},
-		{"frozen again", Clock{Mode: ClockFrozen, Frozen: frozen.Add(time.Hour)}},
-	} {
-		if err := s.SetClock(ctx, "acme", tc.set); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		got, ok, err := s.Clock(ctx, "acme")
-		if err != nil || !ok || got.Mode != tc.set.Mode || got.Offset != tc.set.Offset || !got.Frozen.Equal(tc.set.Frozen) {
-			t.Errorf("%s: Clock = %+v, %v, %v; want %+v", tc.name, got, ok, err, tc.set)
-		}
-	}
-	if _, ok, _ := s.Clock(ctx, "globex"); ok {
-		t.Error("acme's clock shows as globex's")
-	}
-	if err := s.ResetClock(ctx, "acme"); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := s.Clock(ctx, "acme"); ok || err != nil {
-		t.Errorf("after reset: %v, %v", ok, err)
-	}
+func TestClocks_Conformance(t *testing.T) {
+	clockstest.Run(t, func(t *testing.T) paymock.ClockStore {
+		s, _ := openStore(t)
+		return s
+	})
 }
 
-func TestClock_RefusesWhatIsNotAClock(t *testing.T) {
-	ctx := t.Context()
-	s, _ := openStore(t)
-	for _, c := range []Clock{{}, {Mode: "sundial"}, {Mode: ClockFrozen}} {
-		if err := s.SetClock(ctx, "acme", c); err == nil {
-			t.Errorf("SetClock(%+v) succeeded", c)
-		}
-	}
-	if _, err := s.AdvanceClock(ctx, "acme", -time.Second, Clock{Mode: ClockReal}); err == nil {
-		t.Error("advancing by a negative duration succeeded")
-	}
+func TestClocks_AdvanceLockerConformance(t *testing.T) {
+	clockstest.RunAdvanceLocker(t, func(t *testing.T) paymock.AdvanceLocker {
+		s, _ := openStore(t)
+		return s
+	})
 }
 
 func TestClock_AdvancesFromAnyReplicaAddUp(t *testing.T) {
@@ -66,18 +37,17 @@ func TestClock_AdvancesFromAnyReplicaAddUp(t *testing.T) {
 	start := time.Date(2026, 5, 15, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		merchant string
-		initial  Clock
-		check    func(Clock) bool
+		initial  paymock.ClockState
+		check    func(paymock.ClockState) bool
 	}{
-		{"frozen", Clock{Mode: ClockFrozen, Frozen: start}, func(c Clock) bool { return c.Frozen.Equal(start.Add(200 * time.Second)) }},
-		{"real", Clock{Mode: ClockReal, Offset: time.Hour}, func(c Clock) bool { return c.Offset == time.Hour+200*time.Second }},
+		{"frozen", paymock.ClockState{Mode: paymock.ClockFrozen, Frozen: start},
+			func(c paymock.ClockState) bool { return c.Frozen.Equal(start.Add(200 * time.Second)) }},
+		{"real", paymock.ClockState{Mode: paymock.ClockReal, Offset: time.Hour},
+			func(c paymock.ClockState) bool { return c.Offset == time.Hour+200*time.Second }},
 	} {
 		var wg sync.WaitGroup
 		for i := range 200 {
-			replica := s
-			if i%2 == 1 {
-				replica = other
-			}
+			replica := []*Store{s, other}[i%2]
 			wg.Go(func() {
 				if _, err := replica.AdvanceClock(ctx, tc.merchant, time.Second, tc.initial); err != nil {
 					t.Error(err)

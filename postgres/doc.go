@@ -22,11 +22,15 @@
 //
 // For the lifecycle to run across replicas, the store keeps each
 // merchant's clock (Clock, AdvanceClock, RaiseClock, ResetClock: an
-// offset from real time or a frozen instant, in integer nanoseconds) and
-// implements lifecycle.ClockStore, so every replica shows a merchant the
-// same time and advances from several replicas add up.
+// offset from real time in bigint nanoseconds, or a frozen instant in
+// numeric nanoseconds, which reach 9999 where a bigint wraps in 2262) and
+// implements paymock.ClockStore, so every replica shows a merchant the
+// same time and advances from several replicas add up. Reads of one
+// merchant's clock that arrive together share one query. Advances of one
+// merchant take turns across replicas under an advisory lock
+// (paymock.AdvanceLocker).
 //
-// It implements lifecycle.DueStore too: each payment row carries when it
+// It implements paymock.DueStore too: each payment row carries when it
 // next changes by itself (due_at: its expiry, or the first step of its
 // scenario when SetDue recorded an earlier one) and into what, indexed
 // over pending payments. Nothing about due work lives only in a process:
@@ -53,9 +57,6 @@
 // the first pending delivery is claimed, so they arrive in order.
 // UpdateWithEvent writes a transition and its event with its deliveries
 // in one transaction: a replica killed between the two leaves neither.
-//
-// A schedule of other work (Schedule, ClaimDue, ClaimMerchantDue, Done)
-// is there too, claimed the same way; nothing uses it yet.
 //
 // # Keys, endpoints and merchants
 //

@@ -10,12 +10,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/lifecycle"
 )
 
-var _ lifecycle.DueStore = (*Store)(nil)
+var _ paymock.DueStore = (*Store)(nil)
 
-// SetDue implements lifecycle.DueStore. at is kept to the microsecond,
+// SetDue implements paymock.DueStore. at is kept to the microsecond,
 // rounded up, so that the step never comes due before its instant.
 func (s *Store) SetDue(ctx context.Context, merchantID, id string, at time.Time, to paymock.Status) error {
 	switch to {
@@ -35,9 +34,9 @@ func (s *Store) SetDue(ctx context.Context, merchantID, id string, at time.Time,
 	return nil
 }
 
-// Due implements lifecycle.DueStore: an index range of the merchant's
+// Due implements paymock.DueStore: an index range of the merchant's
 // pending payments.
-func (s *Store) Due(ctx context.Context, merchantID string, until time.Time, limit int) ([]lifecycle.DuePayment, error) {
+func (s *Store) Due(ctx context.Context, merchantID string, until time.Time, limit int) ([]paymock.DuePayment, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("due: limit %d must be positive", limit)
 	}
@@ -49,12 +48,12 @@ func (s *Store) Due(ctx context.Context, merchantID string, until time.Time, lim
 	return collectDue(rows, err)
 }
 
-// DueAll implements lifecycle.DueStore. The scan of pending payments by
+// DueAll implements paymock.DueStore. The scan of pending payments by
 // due instant stops at the latest any real clock shows (now plus the
 // largest offset), so a sweep reads the payments that may be due, not
 // every pending one; each is then checked against its own merchant's
 // clock.
-func (s *Store) DueAll(ctx context.Context, now time.Time, base time.Duration, limit int) ([]lifecycle.DuePayment, error) {
+func (s *Store) DueAll(ctx context.Context, now time.Time, base time.Duration, limit int) ([]paymock.DuePayment, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("due: limit %d must be positive", limit)
 	}
@@ -72,12 +71,21 @@ func (s *Store) DueAll(ctx context.Context, now time.Time, base time.Duration, l
 	return collectDue(rows, err)
 }
 
-func collectDue(rows pgx.Rows, err error) ([]lifecycle.DuePayment, error) {
+// ceilMicro rounds t up to PostgreSQL's microseconds, so that work stored
+// never comes due before the instant it was scheduled for.
+func ceilMicro(t time.Time) time.Time {
+	if r := t.Truncate(time.Microsecond); !r.Equal(t) {
+		return r.Add(time.Microsecond)
+	}
+	return t
+}
+
+func collectDue(rows pgx.Rows, err error) ([]paymock.DuePayment, error) {
 	if err != nil {
 		return nil, check("listing due payments", err)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (lifecycle.DuePayment, error) {
-		var d lifecycle.DuePayment
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (paymock.DuePayment, error) {
+		var d paymock.DuePayment
 		var to string
 		err := row.Scan(&d.MerchantID, &d.ID, &d.At, &to)
 		d.At, d.To = d.At.UTC(), paymock.Status(to)

@@ -42,6 +42,9 @@ type Store struct {
 	// advancing bounds the connections LockAdvance opens outside the
 	// pool, so that many advances at once cannot use up the server's.
 	advancing chan struct{}
+	// clockReads shares one query among the reads of a merchant's clock
+	// that arrive together (clockreads.go).
+	clockReads *coalescedReads
 }
 
 var _ paymock.Store = (*Store)(nil)
@@ -92,7 +95,9 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 		return nil, err
 	}
 	log.Debug("database ready", "database", where, "schema_version", version, "max_conns", pc.MaxConns)
-	return &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns)}, nil
+	s := &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns)}
+	s.clockReads = &coalescedReads{query: s.queryClock}
+	return s, nil
 }
 
 // Backend is the store as a paymock.Backend, every concern on this
@@ -102,6 +107,10 @@ func (s *Store) Backend() paymock.Backend {
 		Payments:  s,
 		Ready:     s.Ping,
 		Merchants: s,
+		Clocks:    s,
+		Due:       s,
+		Advances:  s,
+		Shared:    true,
 	}
 }
 

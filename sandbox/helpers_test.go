@@ -53,6 +53,7 @@ type envConfig struct {
 	bodyLimit    int64
 	violations   bool
 	realClock    bool
+	realStart    time.Time // a real clock's first instant; zero: the real time
 	endpoints    []string
 	secret       string
 	retry        []time.Duration
@@ -101,6 +102,11 @@ func withMetrics() envOption { return func(c *envConfig) { c.metrics = true } }
 func withJournalSize(n int) envOption { return func(c *envConfig) { c.journalSize = &n } }
 
 func withRealClock() envOption { return func(c *envConfig) { c.realClock = true } }
+
+// withRealClockAt runs the merchants' clocks real, starting at t.
+func withRealClockAt(t time.Time) envOption {
+	return func(c *envConfig) { c.realClock, c.realStart = true, t }
+}
 
 // withWebhooks sends every merchant's events to endpoints, retrying on the
 // given schedule.
@@ -153,7 +159,7 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	}
 	clockCfg := lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: cfg.start}
 	if cfg.realClock {
-		clockCfg = lifecycle.ClockConfig{Mode: lifecycle.ClockReal}
+		clockCfg = lifecycle.ClockConfig{Mode: lifecycle.ClockReal, Start: cfg.realStart}
 	}
 	logs := &logBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -42,7 +42,7 @@ func TestOpenMode_IdleMerchantsAreForgottenBusyOnesKept(t *testing.T) {
 	// In memory the merchant's payments go with it; in a shared store they
 	// belong to every replica, and only this one's copy is forgotten.
 	want := http.StatusNotFound
-	if env.sb.Clocks().Shared() {
+	if env.sb.shared {
 		want = http.StatusOK
 	}
 	if st, _, _ := env.do("GET", "/api/v1/payments/"+done, idle, nil); st != want {

@@ -504,7 +504,7 @@ func TestPages_ExpiredWhileThePageWasOpen(t *testing.T) {
 		// and a post records the expiry (once) instead of the action.
 		env := newEnv(t)
 		id, u, token := env.openPage(keyA, func(b map[string]any) { b["expires_in"] = 600 })
-		if _, err := env.clocks.Advance(merchantIDOf(keyA), 600*time.Second); err != nil {
+		if _, err := env.clocks.Advance(t.Context(), merchantIDOf(keyA), 600*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		r := env.page(u)

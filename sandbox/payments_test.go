@@ -481,7 +481,7 @@ func seed(t *testing.T, env *testEnv, key string, n int) []string {
 			t.Fatalf("seed: %d %v", st, p)
 		}
 		ids[i] = p["id"].(string)
-		if _, err := env.clocks.Advance(merchantID(t, key), time.Second); err != nil {
+		if _, err := env.clocks.Advance(t.Context(), merchantID(t, key), time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}

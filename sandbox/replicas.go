@@ -1,5 +1,6 @@
-// Running as one of several replicas on a shared store: the sweep that
-// fires due payments whichever replica created them.
+// The sweep that fires due payments on real clocks, whichever replica
+// created them: on memory it finds what the scheduler's timers have not
+// fired yet, on a shared store also what other replicas created.
 
 package sandbox
 
@@ -17,13 +18,13 @@ type sweeper struct {
 	done   chan struct{}
 }
 
-// startSweeps starts the sweep of due payments when the store keeps them
-// and the clocks are real; frozen clocks move only when advanced, and an
-// advance sweeps the merchant's payments itself. The first sweep runs at
+// startSweeps starts the sweep of due payments when the clocks are real;
+// frozen clocks move only when advanced, and an advance sweeps the
+// merchant's payments itself. The first sweep runs at
 // once, so that a restarted replica fires what fell due while it was
 // down before its first interval.
 func (s *Sandbox) startSweeps() {
-	if !s.engine.Shared() || s.clocks.Mode() != lifecycle.ClockReal {
+	if s.clocks.Mode() != lifecycle.ClockReal {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -114,7 +114,8 @@ type Sandbox struct {
 	idleTTL   time.Duration // negative: merchants are never forgotten
 	stop      chan struct{} // closed by Close: the forgetting loop ends
 	done      chan struct{} // closed when the forgetting loop has ended
-	sweeps    sweeper       // the sweep of due payments on a shared store
+	sweeps    sweeper       // the sweep of due payments on real clocks
+	shared    bool          // the backend's Shared
 	started   bool
 }
 
@@ -129,14 +130,7 @@ func New(cfg Config) (*Sandbox, error) {
 		backend = memory.New()
 	}
 	clockCfg := cfg.Clock
-	if cs, ok := backend.Payments.(lifecycle.ClockStore); ok && clockCfg.Store == nil {
-		// A store every replica shares keeps the clocks too, so that each
-		// replica shows a merchant the same time.
-		clockCfg.Store = cs
-	}
-	if clockCfg.Logger == nil {
-		clockCfg.Logger = logger
-	}
+	clockCfg.Store = backend.Clocks
 	clocks, err := lifecycle.NewClocks(clockCfg)
 	if err != nil {
 		return nil, err
@@ -146,7 +140,7 @@ func New(cfg Config) (*Sandbox, error) {
 	// sequence again. There ids are unguessable whatever the seed, which
 	// still fixes variants, fake data and fault draws.
 	idSeed := cfg.Seed
-	if clocks.Shared() {
+	if backend.Shared {
 		idSeed = nil
 	}
 	// One seed drives ids, variants and fake data. Without one, ids come
@@ -198,7 +192,7 @@ func New(cfg Config) (*Sandbox, error) {
 	hcfg := webhooks.Config{
 		Logger:    logger,
 		Scheduler: sched,
-		Clock:     clocks,
+		Clock:     webhookClock{clocks: clocks, log: logger},
 		Endpoints: merchants,
 		Faults:    webhookFaults{rules: rules, observer: met},
 		Observer:  met,
@@ -206,7 +200,7 @@ func New(cfg Config) (*Sandbox, error) {
 		Timeout:   cfg.Webhooks.Timeout,
 		IDs:       derivedIDs(idSeed, 3),
 	}
-	if box, ok := store.(webhooks.Outbox); ok && clocks.Shared() {
+	if box, ok := store.(webhooks.Outbox); ok && backend.Shared {
 		// Events and deliveries live with the payments, for every replica:
 		// any one attempts what is due, and a restart loses nothing.
 		hcfg.Outbox = box
@@ -219,6 +213,7 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	engine, err := lifecycle.NewEngine(lifecycle.Config{
 		Logger: logger, Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks,
+		Due: backend.Due, Advances: backend.Advances,
 		Scenarios: cfg.Scenarios, Variants: variants, Merchants: merchants,
 	})
 	if err != nil {
@@ -265,7 +260,7 @@ func New(cfg Config) (*Sandbox, error) {
 		idle = DefaultMerchantIdleTTL
 	}
 	return &Sandbox{log: logger, seed: seed, secret: secret, store: store, merchants: merchants,
-		clocks: clocks, sched: sched, hooks: hooks, engine: engine, server: server, faults: rules,
+		clocks: clocks, sched: sched, hooks: hooks, engine: engine, server: server, faults: rules, shared: backend.Shared,
 		idleTTL: idle, stop: make(chan struct{}), done: make(chan struct{})}, nil
 }
 
@@ -274,8 +269,7 @@ func New(cfg Config) (*Sandbox, error) {
 func (s *Sandbox) Handler() http.Handler { return s.server }
 
 // Start starts the webhook workers, the scheduler, the loop that forgets
-// idle open-mode merchants and, on a shared store with real clocks, the
-// sweep of due payments.
+// idle open-mode merchants and, on real clocks, the sweep of due payments.
 func (s *Sandbox) Start() {
 	s.hooks.Start()
 	s.sched.Start()
@@ -322,8 +316,10 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 		s.hooks.Forget(id)
 		// A shared store and its clocks belong to every replica: one that
 		// has not seen the merchant for a while forgets only its own copy.
-		if !s.clocks.Shared() {
-			s.clocks.Reset(id)
+		if !s.shared {
+			if err := s.clocks.Reset(ctx, id); err != nil {
+				s.log.Warn("forgotten merchant's clock not dropped", "merchant", id, "error", err)
+			}
 			if err := s.store.Reset(ctx, id); err != nil {
 				s.log.Warn("forgotten merchant's payments not dropped", "merchant", id, "error", err)
 			}
@@ -501,4 +497,23 @@ func newSeeder(count int, seed uint64) mockserver.Seeder {
 
 func (s seeder) Seed(_ context.Context, m *paymock.Merchant, now time.Time, publicURL string) ([]paymock.Payment, error) {
 	return fakepayments.Generate(fakepayments.Config{Seed: s.seed, Merchant: m, Count: s.count, Now: now, PublicURL: publicURL})
+}
+
+// webhookClock reads the merchants' clocks for the webhook dispatcher,
+// which dates attempts and asks with no context: the clock store's
+// failure is logged and the real time stands in for that date.
+type webhookClock struct {
+	clocks *lifecycle.Clocks
+	log    *slog.Logger
+}
+
+func (w webhookClock) Now(merchantID string) time.Time {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	t, err := w.clocks.Now(ctx, merchantID)
+	if err != nil {
+		w.log.Warn("merchant's clock not read; dating a webhook attempt by the real time", "merchant", merchantID, "error", err)
+		return time.Now().UTC()
+	}
+	return t
 }
