@@ -277,6 +277,7 @@ echo "== Testcontainers: Go and Node"
 # its default gateway instead of the published ports on loopback.
 export PAYMOCK_TEST_IMAGE=$image TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
 (cd examples/testcontainers-go && go test -count=1 ./...)
+# npm test runs examples/testcontainers-node/paymock.test.mjs.
 (cd examples/testcontainers-node && npm ci --silent --no-audit --no-fund && npm test --silent)
 
 echo "== figures"
