@@ -277,8 +277,16 @@ echo "== Testcontainers: Go and Node"
 # its default gateway instead of the published ports on loopback.
 export PAYMOCK_TEST_IMAGE=$image TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1
 (cd examples/testcontainers-go && go test -count=1 ./...)
-# npm test runs examples/testcontainers-node/paymock.test.mjs.
-(cd examples/testcontainers-node && npm ci --silent --no-audit --no-fund && npm test --silent)
+# npm test runs examples/testcontainers-node/paymock.test.mjs; npm ci runs
+# again only when package-lock.json changed since the last one.
+(
+  cd examples/testcontainers-node
+  if ! cmp -s package-lock.json node_modules/.paymock-installed 2>/dev/null; then
+    npm ci --silent --no-audit --no-fund
+    cp package-lock.json node_modules/.paymock-installed
+  fi
+  npm test --silent
+)
 
 echo "== figures"
 say "image size: $size bytes ($(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1e6 }') MB)"

@@ -5,6 +5,7 @@
 #   scripts/image.sh                  # builds paymock:dev
 #   PAYMOCK_IMAGE=paymock:ci VERSION=v1.2.3 scripts/image.sh
 #   scripts/image.sh --bases          # prints BUILDER_IMAGE=... and RUNTIME_IMAGE=... only
+#   scripts/image.sh --postgres       # prints the tag of a local PostgreSQL image
 #
 # The Dockerfile's bases are golang:1.26-bookworm and
 # gcr.io/distroless/static-debian12:nonroot. Where a registry cannot be
@@ -13,11 +14,17 @@
 # RUNTIME_IMAGE build arguments; the Dockerfile is the same either way:
 #
 #   paymock-local/golang:<go version>  this machine's Go toolchain
-#       ($(go env GOROOT)) and Debian's busybox-static as /bin/sh, with the
-#       CA certificates, so that `go mod download` reaches the module proxy
+#       ($(go env GOROOT)) and Debian's busybox-static as /bin/sh
+#   paymock-local/golang:<go version>-warm-<hash>  the builder: that, with
+#       the modules of both go.sum files and a build cache of paymock and
+#       the example shop, so the build downloads nothing and compiles only
+#       what changed
 #   paymock-local/static:nonroot-1     what distroless static holds: CA
 #       certificates and tzdata from Debian's packages, /etc/passwd with
 #       root, nobody and nonroot (65532), /tmp; no shell, no libc
+#
+# --postgres makes (once) and prints paymock-local/postgres:debian-1, a
+# PostgreSQL image from Debian's packages, for the compose file and tests.
 #
 # PAYMOCK_LOCAL_BASES=1 always uses the local bases, =0 never; unset, they
 # are used when the default bases are neither present nor pullable.
