@@ -67,11 +67,11 @@ export BUILDER_IMAGE RUNTIME_IMAGE POSTGRES_IMAGE=$postgres_image
 run=pmtest$$
 containers=()
 networks=()
-projects=()
+projects=() # project:file of each compose run
 tmp=$(mktemp -d)
 cleanup() {
   local p
-  for p in "${projects[@]}"; do compose -p "$p" -f "examples/$p.yml" down -v -t 1 >/dev/null 2>&1 || true; done
+  for p in "${projects[@]}"; do compose -p "${p%%:*}" -f "${p#*:}" down -v -t 1 >/dev/null 2>&1 || true; done
   [ ${#containers[@]} -eq 0 ] || docker rm -f -v "${containers[@]}" >/dev/null 2>&1 || true
   [ ${#networks[@]} -eq 0 ] || docker network rm "${networks[@]}" >/dev/null 2>&1 || true
   [ -z "${receiver_pid:-}" ] || kill "$receiver_pid" 2>/dev/null || true
@@ -223,9 +223,12 @@ say "a payment made through one container is read through the next, from Postgre
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 echo "== examples/docker-compose.yml: the shop gets paid"
-projects+=(docker-compose)
+# Fixed project names (compose v2 takes only [a-z0-9_-]), so that the
+# images compose tags are the same each run.
+projects+=("paymock-test-compose:examples/docker-compose.yml")
+scompose() { compose -p paymock-test-compose -f examples/docker-compose.yml "$@"; }
 export PAYMOCK_PORT="127.0.0.1:$(free_port)" SHOP_PORT="127.0.0.1:$(free_port)"
-compose -p docker-compose -f examples/docker-compose.yml up -d --build >"$tmp/compose.log" 2>&1 ||
+scompose up -d --build >"$tmp/compose.log" 2>&1 ||
   fail "compose up: $(tail -20 "$tmp/compose.log")"
 shop="http://$SHOP_PORT"
 shop_up() { curl -s -o /dev/null "$shop/orders/none"; }
@@ -234,14 +237,14 @@ order=$(curl -fsS -XPOST "$shop/orders" -d '{"id":"ord_1","amount":"10.50","curr
 cpay=$(jq -r .payment_id <<<"$order")
 curl -fsS -XPOST -H 'Authorization: Bearer sk_test_shop' "http://$PAYMOCK_PORT/_sandbox/payments/$cpay/complete" >/dev/null
 paid() { curl -fsS "$shop/orders/ord_1" | jq -e '.status == "paid" and .confirmations == 1 and .webhooks == 1'; }
-wait_for "the shop's order was never paid: $(compose -p docker-compose -f examples/docker-compose.yml logs --tail 10 2>&1)" paid
-compose -p docker-compose -f examples/docker-compose.yml down -v -t 5 >/dev/null 2>&1
+wait_for "the shop's order was never paid: $(scompose logs --tail 10 2>&1)" paid
+scompose down -v -t 5 >/dev/null 2>&1
 say "the shop created $cpay on paymock, it was completed, the shop verified the webhook"
 
 echo "== examples/docker-compose.postgres.yml: replicas over one database"
-projects+=(docker-compose.postgres)
+projects+=("paymock-test-compose-postgres:examples/docker-compose.postgres.yml")
 export PAYMOCK_1_PORT="127.0.0.1:$(free_port)" PAYMOCK_2_PORT="127.0.0.1:$(free_port)" SHOP_PORT="127.0.0.1:$(free_port)"
-pcompose() { compose -p docker-compose.postgres -f examples/docker-compose.postgres.yml "$@"; }
+pcompose() { compose -p paymock-test-compose-postgres -f examples/docker-compose.postgres.yml "$@"; }
 pcompose up -d --build >"$tmp/compose.log" 2>&1 || fail "compose up: $(tail -20 "$tmp/compose.log")"
 shop="http://$SHOP_PORT"
 wait_for "the shop never answered" shop_up
