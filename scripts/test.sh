@@ -87,9 +87,17 @@ fuzz ./contract FuzzCompiledCheck_PaymentAgreesWithKin
 
 echo "== the examples, each a module of its own"
 # go vet ./... of the root skips nested modules; each is vetted and tested here.
-for m in examples/merchant-go examples/readme-go; do
+for m in examples/merchant-go examples/readme-go examples/testcontainers-go; do
   (cd "$m" && go vet ./... && go test -race -count=1 ./...)
 done
+
+echo "== the docker image: built, run, compose, Testcontainers (scripts/docker-test.sh)"
+# Lints examples/github-actions.yml, builds the Dockerfile (on local bases
+# where no registry is reachable) and checks the running image, both
+# compose files and the Testcontainers examples (examples/testcontainers-go
+# and examples/testcontainers-node run against the image).
+# PAYMOCK_SKIP_DOCKER=1 leaves out all but the lint.
+scripts/docker-test.sh
 
 echo "== the HTTP suite again, on PostgreSQL"
 # The same tests, every payment kept in a fresh database on a throwaway

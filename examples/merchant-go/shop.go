@@ -72,6 +72,9 @@ type Order struct {
 	// Confirmations counts the confirmation emails sent: exactly one per
 	// paid order, however often the webhook comes.
 	Confirmations int `json:"confirmations"`
+	// Webhooks counts the verified deliveries received for the order's
+	// payment, duplicates included: how often the service sent them.
+	Webhooks int `json:"webhooks"`
 }
 
 // Shop takes orders and follows their payments.
@@ -213,12 +216,13 @@ func (s *Shop) HandleWebhook(w http.ResponseWriter, r *http.Request) {
 func (s *Shop) apply(webhookID, eventType, paymentID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.handled[webhookID] {
-		return nil
-	}
 	o, ok := s.orders[s.byPayment[paymentID]]
 	if !ok {
 		return errUnknownPayment
+	}
+	o.Webhooks++
+	if s.handled[webhookID] {
+		return nil
 	}
 	if o.Status != AwaitingPayment {
 		s.handled[webhookID] = true

@@ -165,8 +165,8 @@ func TestWebhook_ADuplicateIsActedOnOnce(t *testing.T) {
 			if again.ID != first.ID || status != http.StatusNoContent {
 				t.Fatalf("second delivery %s answered %d, want %s answered 204", again.ID, status, first.ID)
 			}
-			if got, _ := sh.Order(o.ID); got.Status != shop.Paid || got.Confirmations != 1 {
-				t.Errorf("order %s with %d confirmations, want paid with exactly 1", got.Status, got.Confirmations)
+			if got, _ := sh.Order(o.ID); got.Status != shop.Paid || got.Confirmations != 1 || got.Webhooks != 2 {
+				t.Errorf("order %s with %d confirmations and %d webhooks, want paid with exactly 1 of 2", got.Status, got.Confirmations, got.Webhooks)
 			}
 		})
 	}
