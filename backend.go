@@ -11,4 +11,8 @@ package paymock
 type Backend struct {
 	// Payments keeps payments and customers.
 	Payments Store
+	// Outbox keeps events and their webhook deliveries.
+	Outbox Outbox
+	// Events stores a payment's transition with its event in one step.
+	Events EventStore
 }

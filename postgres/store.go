@@ -98,7 +98,7 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 // Backend is the store as a paymock.Backend, every concern on this
 // database.
 func (s *Store) Backend() paymock.Backend {
-	return paymock.Backend{Payments: s}
+	return paymock.Backend{Payments: s, Outbox: s, Events: s}
 }
 
 // Close closes every connection, waiting for those in use.

@@ -207,19 +207,17 @@ func New(cfg Config) (*Sandbox, error) {
 		Timeout:   cfg.Webhooks.Timeout,
 		IDs:       derivedIDs(idSeed, 3),
 	}
-	if box, ok := store.(webhooks.Outbox); ok && clocks.Shared() {
-		// Events and deliveries live with the payments, for every replica:
-		// any one attempts what is due, and a restart loses nothing.
-		hcfg.Outbox = box
-		hcfg.OutboxSweep = clocks.Mode() == lifecycle.ClockReal
-		_, hcfg.ClockBase = clocks.RealNow()
-	}
+	// Events and deliveries live in the backend's outbox: any sender (or
+	// replica) attempts what is due, and a restart loses nothing.
+	hcfg.Outbox = backend.Outbox
+	hcfg.Sweep = clocks.Mode() == lifecycle.ClockReal
+	_, hcfg.ClockBase = clocks.RealNow()
 	hooks, err := webhooks.New(hcfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	engine, err := lifecycle.NewEngine(lifecycle.Config{
-		Logger: logger, Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks,
+		Logger: logger, Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks, Events: backend.Events,
 		Scenarios: cfg.Scenarios, Variants: variants, Merchants: merchants,
 	})
 	if err != nil {
@@ -319,10 +317,12 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 	for _, id := range gone {
 		ctx := context.Background()
 		s.sched.Forget(id)
-		s.hooks.Forget(id)
 		// A shared store and its clocks belong to every replica: one that
 		// has not seen the merchant for a while forgets only its own copy.
 		if !s.clocks.Shared() {
+			if err := s.hooks.Reset(ctx, id); err != nil {
+				s.log.Warn("forgotten merchant's events not dropped", "merchant", id, "error", err)
+			}
 			s.clocks.Reset(id)
 			if err := s.store.Reset(ctx, id); err != nil {
 				s.log.Warn("forgotten merchant's payments not dropped", "merchant", id, "error", err)
@@ -427,13 +427,13 @@ type webhookFaults struct {
 	observer *metrics.Metrics
 }
 
-func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (webhooks.Fault, bool) {
+func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (paymock.WebhookFault, bool) {
 	r, ok := w.rules.MatchWebhook(merchantID, string(t))
 	if !ok {
-		return webhooks.Fault{}, false
+		return paymock.WebhookFault{}, false
 	}
 	w.observer.InjectedFault("webhooks")
-	return webhooks.Fault{
+	return paymock.WebhookFault{
 		RuleID:        r.ID,
 		Duplicate:     r.Duplicate,
 		BadSignature:  r.BadSignature,
