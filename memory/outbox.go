@@ -48,6 +48,12 @@ type outboxBook struct {
 	// chains holds, per chain, its pending deliveries in the order made:
 	// only the first may be claimed.
 	chains map[string][]*outDelivery
+	// windowClaims holds, per endpoint URL, the unsent deliveries of a
+	// reorder window claimed there (some may have ended since).
+	windowClaims map[string][]*outDelivery
+	// windowed holds, per endpoint URL, the deliveries a reorder window
+	// held when made (some sent or ended since): what Window looks at.
+	windowed map[string][]*outDelivery
 }
 
 type outEvent struct {
@@ -112,7 +118,8 @@ func (o *Outbox) addEventLocked(out paymock.Outgoing) ([]int64, error) {
 	}
 	b := o.merchants[ev.MerchantID]
 	if b == nil {
-		b = &outboxBook{byID: make(map[string]*outEvent), chains: make(map[string][]*outDelivery)}
+		b = &outboxBook{byID: make(map[string]*outEvent), chains: make(map[string][]*outDelivery),
+			windowClaims: make(map[string][]*outDelivery), windowed: make(map[string][]*outDelivery)}
 		o.merchants[ev.MerchantID] = b
 	}
 	if _, dup := b.byID[ev.ID]; dup {
@@ -139,6 +146,9 @@ func (o *Outbox) addRoundLocked(b *outboxBook, e *outEvent, dels []paymock.Deliv
 			heap.Push(&b.pending, od)
 			if d.Chain != "" {
 				b.chains[d.Chain] = append(b.chains[d.Chain], od)
+			}
+			if d.Window != nil {
+				b.windowed[d.URL] = append(b.windowed[d.URL], od)
 			}
 		} else {
 			od.d.NextAt = time.Time{}
@@ -198,7 +208,9 @@ func (b *outboxBook) head(od *outDelivery) bool {
 	return od.d.Chain == "" || b.chains[od.d.Chain][0] == od
 }
 
-// Claim implements paymock.Outbox.
+// Claim implements paymock.Outbox. It walks the merchant's heap in due
+// order, so a claim costs the deliveries it passes over (claimed, or not
+// heading their chain), not all those pending.
 func (o *Outbox) Claim(_ context.Context, c paymock.Claim) ([]paymock.Delivery, error) {
 	if c.Lease <= 0 || c.Limit <= 0 || c.MerchantID == "" {
 		return nil, fmt.Errorf("claim: a merchant, a positive lease (%s) and a positive limit (%d) are needed", c.Lease, c.Limit)
@@ -207,44 +219,82 @@ func (o *Outbox) Claim(_ context.Context, c paymock.Claim) ([]paymock.Delivery, 
 	defer o.mu.Unlock()
 	b := o.merchants[c.MerchantID]
 	if b == nil || len(b.pending) == 0 || b.pending[0].d.NextAt.After(c.Until) {
-		return nil, nil // the usual case when nothing is due: no scan
+		return nil, nil // the usual case when nothing is due
 	}
-	var want map[int64]bool
+	var (
+		cands []*outDelivery  // in due order
+		taken map[string]bool // endpoints whose window's turn this claim took
+	)
+	// claimable reports whether od may be claimed now, and takes its
+	// window's turn if it is held by one.
+	claimable := func(od *outDelivery) bool {
+		d := &od.d
+		if d.ClaimedUntil.After(c.Now) || d.NextAt.After(c.Until) || !b.head(od) {
+			return false
+		}
+		if d.Window == nil || d.Sends > 0 {
+			return true
+		}
+		if taken[d.URL] || b.windowBusy(d.URL, c.Now) {
+			return false
+		}
+		if taken == nil {
+			taken = map[string]bool{}
+		}
+		taken[d.URL] = true
+		return true
+	}
 	if c.IDs != nil {
-		want = make(map[int64]bool, len(c.IDs))
+		var byDue []*outDelivery
 		for _, id := range c.IDs {
-			want[id] = true
+			if od := o.byID[id]; od != nil && od.index >= 0 && od.d.MerchantID == c.MerchantID {
+				byDue = append(byDue, od)
+			}
+		}
+		sort.Slice(byDue, func(i, j int) bool { return dueBefore(&byDue[i].d, &byDue[j].d) })
+		for _, od := range byDue {
+			if len(cands) < c.Limit && claimable(od) {
+				cands = append(cands, od)
+			}
+		}
+	} else {
+		var buf [8]*outDelivery
+		passed := buf[:0]
+		for len(cands) < c.Limit && len(b.pending) > 0 && !b.pending[0].d.NextAt.After(c.Until) {
+			od := heap.Pop(&b.pending).(*outDelivery)
+			passed = append(passed, od)
+			if claimable(od) {
+				cands = append(cands, od)
+			}
+		}
+		for _, od := range passed {
+			heap.Push(&b.pending, od)
 		}
 	}
-	var cands []*outDelivery
-	windows := map[string]bool{} // endpoints whose window has a send under way
-	for _, od := range b.pending {
-		live := od.d.ClaimedUntil.After(c.Now)
-		if live && od.d.Window != nil && od.d.Sends == 0 {
-			windows[od.d.URL] = true
-		}
-		if live || od.d.NextAt.After(c.Until) || want != nil && !want[od.d.ID] || !b.head(od) {
-			continue
-		}
-		cands = append(cands, od)
-	}
-	sort.Slice(cands, func(i, j int) bool { return dueBefore(&cands[i].d, &cands[j].d) })
-	var out []paymock.Delivery
+	out := make([]paymock.Delivery, 0, len(cands))
 	until := c.Now.Add(c.Lease)
 	for _, od := range cands {
-		if len(out) == c.Limit {
-			break
-		}
-		if od.d.Window != nil && od.d.Sends == 0 {
-			if windows[od.d.URL] {
-				continue
-			}
-			windows[od.d.URL] = true
-		}
 		od.d.ClaimedUntil = until
+		if od.d.Window != nil && od.d.Sends == 0 {
+			b.windowClaims[od.d.URL] = append(b.windowClaims[od.d.URL], od)
+		}
 		out = append(out, od.copy())
 	}
 	return out, nil
+}
+
+// windowBusy reports whether an unsent delivery a reorder window holds on
+// url is claimed at now; it forgets the claims that have ended.
+func (b *outboxBook) windowBusy(url string, now time.Time) bool {
+	claims := slices.DeleteFunc(b.windowClaims[url], func(od *outDelivery) bool {
+		return od.d.State != paymock.DeliveryPending || od.d.Sends > 0 || !od.d.ClaimedUntil.After(now)
+	})
+	if len(claims) == 0 {
+		delete(b.windowClaims, url)
+		return false
+	}
+	b.windowClaims[url] = claims
+	return true
 }
 
 // DueDeliveries implements paymock.Outbox.
@@ -341,11 +391,17 @@ func (o *Outbox) Window(_ context.Context, merchantID, url string, now time.Time
 	if b == nil {
 		return time.Time{}, nil, nil
 	}
+	held := slices.DeleteFunc(b.windowed[url], func(od *outDelivery) bool {
+		return od.d.State != paymock.DeliveryPending || od.d.Sends > 0
+	})
+	if len(held) == 0 {
+		delete(b.windowed, url)
+	} else {
+		b.windowed[url] = held
+	}
 	var latest *outDelivery
-	for _, od := range b.pending {
-		d := &od.d
-		if d.URL == url && d.Sends == 0 && d.Window != nil && d.NextAt.After(now) &&
-			(latest == nil || d.NextAt.After(latest.d.NextAt)) {
+	for _, od := range held {
+		if d := &od.d; d.NextAt.After(now) && (latest == nil || d.NextAt.After(latest.d.NextAt)) {
 			latest = od
 		}
 	}
