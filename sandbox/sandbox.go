@@ -271,7 +271,7 @@ func New(cfg Config) (*Sandbox, error) {
 // hosted pages and the health check.
 func (s *Sandbox) Handler() http.Handler { return s.server }
 
-// Start starts the webhook workers, the scheduler, the loop that forgets
+// Start starts the webhook sweep, the scheduler, the loop that forgets
 // idle open-mode merchants and, on a shared store with real clocks, the
 // sweep of due payments.
 func (s *Sandbox) Start() {
@@ -336,9 +336,9 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 }
 
 // Close stops the sandbox after its HTTP server has stopped taking
-// requests (requests may emit events): the deliveries first (in-flight
-// ones finish or are recorded as interrupted, as are queued and scheduled
-// ones), then the timers.
+// requests (requests may emit events): the deliveries first (sends under
+// way finish, or are cut short unrecorded once ctx is done; everything
+// unsent stays pending in the backend), then the timers.
 func (s *Sandbox) Close(ctx context.Context) error {
 	if s.started {
 		select {
