@@ -30,4 +30,8 @@ type Backend struct {
 	// others, and its ids are never drawn from a seed, which would draw
 	// them again.
 	Shared bool
+	// Outbox keeps events and their webhook deliveries.
+	Outbox Outbox
+	// Events stores a payment's transition with its event in one step.
+	Events EventStore
 }

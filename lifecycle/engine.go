@@ -28,10 +28,12 @@ type Config struct {
 	Scheduler *Scheduler
 	// Due knows when each pending payment falls due, and Advances takes
 	// one merchant's advances in turn: the Backend's Due and Advances.
-	Due       paymock.DueStore
-	Advances  paymock.AdvanceLocker
-	IDs       IDGenerator
-	Webhooks  *webhooks.Dispatcher
+	Due      paymock.DueStore
+	Advances paymock.AdvanceLocker
+	IDs      IDGenerator
+	Webhooks *webhooks.Dispatcher
+	// Events stores each transition with its event (the Backend's).
+	Events    paymock.EventStore
 	Scenarios *Scenarios // from --scenarios; nil for built-ins and test cards only
 	// Variants picks the wire form of the payment in each event body.
 	Variants *paymock.Variants
@@ -61,38 +63,25 @@ type Engine struct {
 	// due holds expiries and scenario steps, for whoever sweeps first;
 	// the scheduler brings them due in this process (see sweep.go).
 	due paymock.DueStore
-	// events keeps each transition's event with it when deliveries live
-	// in an outbox; nil otherwise.
-	events EventStore
+	// events keeps each transition's event with it.
+	events paymock.EventStore
 	// advances takes a merchant's advances in turn, across replicas on a
 	// shared backend.
 	advances paymock.AdvanceLocker
 }
 
-// EventStore is a store that keeps a transition and its event in one
-// transaction (package postgres): a process killed between the two loses
-// neither alone. The Engine uses it when the webhook deliveries live in
-// an outbox (webhooks.Config.Outbox).
-type EventStore interface {
-	UpdateWithEvent(ctx context.Context, merchantID, id string, fn func(*paymock.Payment) error,
-		event func(paymock.Payment) (webhooks.Outgoing, error)) (paymock.Payment, webhooks.Outgoing, []int64, error)
-}
-
 // NewEngine returns the engine of cfg.
 func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.Store == nil || cfg.Clocks == nil || cfg.Scheduler == nil || cfg.Due == nil || cfg.Advances == nil ||
-		cfg.IDs == nil || cfg.Webhooks == nil {
-		return nil, errors.New("lifecycle: Store, Clocks, Scheduler, Due, Advances, IDs and Webhooks are required")
+		cfg.IDs == nil || cfg.Webhooks == nil || cfg.Events == nil {
+		return nil, errors.New("lifecycle: Store, Clocks, Scheduler, Due, Advances, IDs, Webhooks and Events are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{log: cfg.Logger, store: cfg.Store, clocks: cfg.Clocks, sched: cfg.Scheduler, ids: cfg.IDs,
-		hooks: cfg.Webhooks, scenarios: cfg.Scenarios, variants: cfg.Variants, merchants: cfg.Merchants,
+		hooks: cfg.Webhooks, events: cfg.Events, scenarios: cfg.Scenarios, variants: cfg.Variants, merchants: cfg.Merchants,
 		due: cfg.Due, advances: cfg.Advances}
-	if events, ok := cfg.Store.(EventStore); ok && cfg.Webhooks.Durable() {
-		e.events = events
-	}
 	return e, nil
 }
 
@@ -152,46 +141,22 @@ func (e *Engine) transitionAt(ctx context.Context, m *paymock.Merchant, id strin
 	if err != nil {
 		return paymock.Payment{}, err
 	}
-	if e.events != nil {
-		return e.transitionDurable(ctx, m, id, to, typ, now)
-	}
-	// The store serialises updates of one payment (a row lock in
-	// PostgreSQL) and a final payment refuses another transition, so two
+	// The event and its deliveries are stored in the transition's own
+	// step (a transaction in PostgreSQL), so neither exists without the
+	// other. Their endpoints and faults are looked up before it, so that
+	// no other query waits inside it. The store serialises updates of one
+	// payment and a final payment refuses another transition, so two
 	// replicas firing the same due payment make one event.
-	p, err := e.store.Update(ctx, m.ID, id, func(p *paymock.Payment) error { return p.Transition(to, now) })
-	if errors.Is(err, paymock.ErrNotFound) {
-		return paymock.Payment{}, paymock.PaymentNotFound(id)
-	}
-	if err != nil {
-		return p, err
-	}
-	ev, err := paymock.NewEvent(e.ids.New("evt"), typ, p, now, e.variants.Next())
-	if err != nil {
-		return p, fmt.Errorf("event for %s: %w", id, err)
-	}
-	if err := e.hooks.Publish(ctx, m, ev); err != nil {
-		// The transition stands; the event is recorded as undelivered.
-		e.log.WarnContext(ctx, "event not queued for delivery", "merchant", m.ID, "event", ev.ID, "error", err)
-	}
-	return p, nil
-}
-
-// transitionDurable is transitionAt when deliveries live in an outbox: the
-// event and its deliveries are stored in the transition's transaction.
-// Their endpoints and faults are looked up before it, so that no other
-// query waits inside it.
-func (e *Engine) transitionDurable(ctx context.Context, m *paymock.Merchant, id string, to paymock.Status,
-	typ paymock.EventType, now time.Time) (paymock.Payment, error) {
 	round, err := e.hooks.Prepare(ctx, m, typ)
 	if err != nil {
 		return paymock.Payment{}, err
 	}
 	p, o, ids, err := e.events.UpdateWithEvent(ctx, m.ID, id,
 		func(p *paymock.Payment) error { return p.Transition(to, now) },
-		func(p paymock.Payment) (webhooks.Outgoing, error) {
+		func(p paymock.Payment) (paymock.Outgoing, error) {
 			ev, err := paymock.NewEvent(e.ids.New("evt"), typ, p, now, e.variants.Next())
 			if err != nil {
-				return webhooks.Outgoing{}, fmt.Errorf("event for %s: %w", id, err)
+				return paymock.Outgoing{}, fmt.Errorf("event for %s: %w", id, err)
 			}
 			ev.MerchantID = m.ID
 			return round.Outgoing(ev), nil
@@ -316,7 +281,7 @@ func (e *Engine) lastShown() string {
 // Reset forgets a merchant's payments, events, schedule and clock.
 func (e *Engine) Reset(ctx context.Context, m *paymock.Merchant) error {
 	e.sched.Reset(m.ID)
-	if err := e.hooks.ResetContext(ctx, m.ID); err != nil {
+	if err := e.hooks.Reset(ctx, m.ID); err != nil {
 		return err
 	}
 	if err := e.clocks.Reset(ctx, m.ID); err != nil {
@@ -329,22 +294,17 @@ func (e *Engine) Reset(ctx context.Context, m *paymock.Merchant) error {
 }
 
 // Events lists a merchant's events, newest first, with their deliveries.
-func (e *Engine) Events(m *paymock.Merchant, offset, limit int) ([]webhooks.EventRecord, int) {
-	return e.hooks.Events(m.ID, offset, limit)
-}
-
-// EventsContext is Events, failing when the events' store cannot be read.
-func (e *Engine) EventsContext(ctx context.Context, m *paymock.Merchant, offset, limit int) ([]webhooks.EventRecord, int, error) {
-	return e.hooks.EventsContext(ctx, m.ID, offset, limit)
+func (e *Engine) Events(ctx context.Context, m *paymock.Merchant, offset, limit int) ([]paymock.EventRecord, int, error) {
+	return e.hooks.Events(ctx, m.ID, offset, limit)
 }
 
 // SendTest sends a signed webhook.test event to one endpoint of m and
 // waits for its one attempt (or ctx).
-func (e *Engine) SendTest(ctx context.Context, m *paymock.Merchant, ep paymock.WebhookEndpoint) (webhooks.EventRecord, error) {
+func (e *Engine) SendTest(ctx context.Context, m *paymock.Merchant, ep paymock.WebhookEndpoint) (paymock.EventRecord, error) {
 	return e.hooks.SendTest(ctx, m, ep)
 }
 
 // Redeliver sends an event again to every endpoint.
-func (e *Engine) Redeliver(ctx context.Context, m *paymock.Merchant, eventID string) (webhooks.EventRecord, error) {
+func (e *Engine) Redeliver(ctx context.Context, m *paymock.Merchant, eventID string) (paymock.EventRecord, error) {
 	return e.hooks.Redeliver(ctx, m.ID, eventID)
 }

@@ -12,6 +12,7 @@ import (
 // once the process ends.
 func New() paymock.Backend {
 	payments, clocks := NewPayments(), NewClocks()
+	outbox := NewOutbox(payments)
 	return paymock.Backend{
 		Payments:  payments,
 		Ready:     func(context.Context) error { return nil }, // the process is the store
@@ -19,5 +20,7 @@ func New() paymock.Backend {
 		Clocks:    clocks,
 		Due:       NewDue(payments, clocks),
 		Advances:  clocks,
+		Outbox:    outbox,
+		Events:    outbox,
 	}
 }

@@ -70,7 +70,7 @@ func (s *Server) listEvents(c *echo.Context) error {
 		return err
 	}
 	pg := pr.window()
-	items, total, err := s.lifecycle.EventsContext(c.Request().Context(), merchantOf(c), pg.Offset, pg.Limit)
+	items, total, err := s.lifecycle.Events(c.Request().Context(), merchantOf(c), pg.Offset, pg.Limit)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}

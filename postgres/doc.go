@@ -45,7 +45,7 @@
 //
 // # Webhooks
 //
-// The store is a webhooks.Outbox: events (webhook_events) and their
+// The store is a paymock.Outbox: events (webhook_events) and their
 // deliveries (webhook_deliveries, one row per event, endpoint and round,
 // with every attempt as a jsonb array) are kept here, so every replica's
 // GET /_sandbox/events is the same journal. A pending delivery is due at

@@ -1,5 +1,5 @@
 // The webhook outbox: events and deliveries every replica shares, claimed
-// when due by one replica at a time (webhooks.Outbox).
+// when due by one replica at a time (paymock.Outbox).
 
 package postgres
 
@@ -9,19 +9,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/webhooks"
 )
 
-var _ webhooks.Outbox = (*Store)(nil)
+var _ paymock.Outbox = (*Store)(nil)
 
-// AddEvent implements webhooks.Outbox.
-func (s *Store) AddEvent(ctx context.Context, o webhooks.Outgoing) ([]int64, error) {
+// AddEvent implements paymock.Outbox.
+func (s *Store) AddEvent(ctx context.Context, o paymock.Outgoing) ([]int64, error) {
 	var ids []int64
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
@@ -40,9 +38,9 @@ func (s *Store) AddEvent(ctx context.Context, o webhooks.Outgoing) ([]int64, err
 // killed between the two can lose neither alone. It returns the
 // deliveries' ids too.
 func (s *Store) UpdateWithEvent(ctx context.Context, merchantID, id string, fn func(*paymock.Payment) error,
-	event func(paymock.Payment) (webhooks.Outgoing, error)) (paymock.Payment, webhooks.Outgoing, []int64, error) {
+	event func(paymock.Payment) (paymock.Outgoing, error)) (paymock.Payment, paymock.Outgoing, []int64, error) {
 	var (
-		o   webhooks.Outgoing
+		o   paymock.Outgoing
 		ids []int64
 	)
 	p, err := s.update(ctx, merchantID, id, fn, func(tx pgx.Tx, p paymock.Payment) error {
@@ -57,7 +55,7 @@ func (s *Store) UpdateWithEvent(ctx context.Context, merchantID, id string, fn f
 }
 
 // insertOutgoing stores an event and its first round in tx.
-func insertOutgoing(ctx context.Context, tx pgx.Tx, o webhooks.Outgoing) ([]int64, error) {
+func insertOutgoing(ctx context.Context, tx pgx.Tx, o paymock.Outgoing) ([]int64, error) {
 	ev := o.Event
 	if _, err := tx.Exec(ctx, `INSERT INTO webhook_events (merchant_id, id, type, payment_id, created_at, body, one_shot)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -67,14 +65,14 @@ func insertOutgoing(ctx context.Context, tx pgx.Tx, o webhooks.Outgoing) ([]int6
 	return insertDeliveries(ctx, tx, ev.MerchantID, ev.ID, 1, o.Deliveries)
 }
 
-func insertDeliveries(ctx context.Context, tx pgx.Tx, merchantID, eventID string, round int, dels []webhooks.Delivery) ([]int64, error) {
+func insertDeliveries(ctx context.Context, tx pgx.Tx, merchantID, eventID string, round int, dels []paymock.Delivery) ([]int64, error) {
 	ids := make([]int64, 0, len(dels))
 	for i, d := range dels {
 		var chain, next any
 		if d.Chain != "" {
 			chain = d.Chain
 		}
-		if d.State == webhooks.StatePending {
+		if d.State == paymock.DeliveryPending {
 			next = ceilMicro(d.NextAt)
 		}
 		fault, err := faultJSON(d.Fault)
@@ -99,7 +97,7 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, merchantID, eventID string
 	return ids, nil
 }
 
-func faultJSON(f *webhooks.Fault) (any, error) {
+func faultJSON(f *paymock.WebhookFault) (any, error) {
 	if f == nil {
 		return nil, nil
 	}
@@ -110,8 +108,8 @@ func faultJSON(f *webhooks.Fault) (any, error) {
 	return string(b), nil
 }
 
-// AddRound implements webhooks.Outbox.
-func (s *Store) AddRound(ctx context.Context, merchantID, eventID string, dels []webhooks.Delivery) ([]int64, error) {
+// AddRound implements paymock.Outbox.
+func (s *Store) AddRound(ctx context.Context, merchantID, eventID string, dels []paymock.Delivery) ([]int64, error) {
 	if !storable(eventID) {
 		return nil, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
 	}
@@ -151,9 +149,9 @@ const deliveryColumns = `d.id, d.merchant_id, d.event_id, e.type, e.payment_id, 
 	d.endpoint_id, d.url, d.secret, coalesce(d.chain, ''), d.state, d.error, d.attempts, d.sends, d.next_at,
 	d.claimed_until, d.fault, d.window_fault`
 
-func readDelivery(row pgx.CollectableRow) (webhooks.Delivery, error) {
+func readDelivery(row pgx.CollectableRow) (paymock.Delivery, error) {
 	var (
-		d                     webhooks.Delivery
+		d                     paymock.Delivery
 		typ, state, body      string
 		attempts, fault, wfjs []byte
 		next, claimed         *time.Time
@@ -163,7 +161,7 @@ func readDelivery(row pgx.CollectableRow) (webhooks.Delivery, error) {
 	if err != nil {
 		return d, err
 	}
-	d.EventType, d.State, d.Body = paymock.EventType(typ), webhooks.State(state), json.RawMessage(body)
+	d.EventType, d.State, d.Body = paymock.EventType(typ), paymock.DeliveryState(state), json.RawMessage(body)
 	if next != nil {
 		d.NextAt = next.UTC()
 	}
@@ -180,19 +178,19 @@ func readDelivery(row pgx.CollectableRow) (webhooks.Delivery, error) {
 	return d, err
 }
 
-func readFault(b []byte) (*webhooks.Fault, error) {
+func readFault(b []byte) (*paymock.WebhookFault, error) {
 	if b == nil {
 		return nil, nil
 	}
-	var f webhooks.Fault
+	var f paymock.WebhookFault
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("reading a webhook fault: %w", err)
 	}
 	return &f, nil
 }
 
-// Round implements webhooks.Outbox.
-func (s *Store) Round(ctx context.Context, merchantID, eventID string, round int) ([]webhooks.Delivery, error) {
+// Round implements paymock.Outbox.
+func (s *Store) Round(ctx context.Context, merchantID, eventID string, round int) ([]paymock.Delivery, error) {
 	if !storable(eventID) {
 		return nil, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
 	}
@@ -206,6 +204,15 @@ func (s *Store) Round(ctx context.Context, merchantID, eventID string, round int
 	if err != nil {
 		return nil, check("reading event "+eventID, err)
 	}
+	if len(dels) == 0 {
+		_, ok, err := s.Event(ctx, merchantID, eventID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
+		}
+	}
 	return dels, nil
 }
 
@@ -218,46 +225,65 @@ const dueOrder = `d.next_at, CASE WHEN d.window_fault IS NULL THEN d.id ELSE -d.
 const headOfChain = `NOT EXISTS (SELECT 1 FROM webhook_deliveries b
 	WHERE b.merchant_id = d.merchant_id AND b.chain = d.chain AND b.state = 'pending' AND b.id < d.id)`
 
-// Claim implements webhooks.Outbox: FOR UPDATE SKIP LOCKED, so that
-// replicas claiming at once never get the same delivery, and a lease,
-// so that one a dead replica held is claimed again once it lapses.
-func (s *Store) Claim(ctx context.Context, c webhooks.Claim) ([]webhooks.Delivery, error) {
-	if c.Lease <= 0 || c.Limit <= 0 {
-		return nil, fmt.Errorf("claim: lease %s and limit %d must be positive", c.Lease, c.Limit)
+// Claim implements paymock.Outbox: FOR UPDATE SKIP LOCKED, so that
+// senders claiming at once never get the same delivery, and a lease, so
+// that one a dead replica held is claimed again once it lapses.
+func (s *Store) Claim(ctx context.Context, c paymock.Claim) ([]paymock.Delivery, error) {
+	if c.Lease <= 0 || c.Limit <= 0 || c.MerchantID == "" {
+		return nil, fmt.Errorf("claim: a merchant, a positive lease (%s) and a positive limit (%d) are needed", c.Lease, c.Limit)
 	}
 	// Due instants are stored rounded up to PostgreSQL's microseconds
 	// (ceilMicro); an instant they are compared with is rounded up too,
 	// or a clock with nanoseconds would never reach what it scheduled.
-	args := []any{c.Now, ceilMicro(c.Now.Add(c.Lease)), c.Limit}
-	var which string
-	switch {
-	case c.IDs != nil:
-		which = `d.merchant_id = $4 AND d.id = ANY($5) AND d.next_at <= $6`
-		args = append(args, c.MerchantID, c.IDs, ceilMicro(c.Until))
-	case c.MerchantID != "":
-		which = `d.merchant_id = $4 AND d.next_at <= $5`
-		args = append(args, c.MerchantID, ceilMicro(c.Until))
-	default:
-		// Real clocks only: a frozen one moves when advanced, and its
-		// advance claims what fell due.
-		which = `coalesce(c.mode, 'real') = 'real'
-			AND d.next_at <= $1::timestamptz + (coalesce(c.offset_ns, $4::bigint) / 1000) * interval '1 microsecond'`
-		args = append(args, int64(c.Base))
+	args := []any{c.Now, c.Limit, c.MerchantID, ceilMicro(c.Until)}
+	which := `TRUE`
+	if c.IDs != nil {
+		which = `d.id = ANY($5)`
+		args = append(args, c.IDs)
 	}
-	rows, err := s.pool.Query(ctx, `WITH due AS (
-			SELECT d.id FROM webhook_deliveries d
-			LEFT JOIN clocks c ON c.merchant_id = d.merchant_id
-			WHERE d.state = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until <= $1)
-				AND `+which+` AND `+headOfChain+`
+	var ids []int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT d.id, d.url, d.window_fault IS NOT NULL AND d.sends = 0 FROM webhook_deliveries d
+			WHERE d.merchant_id = $3 AND d.state = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until <= $1)
+				AND d.next_at <= $4 AND `+which+` AND `+headOfChain+`
+				AND NOT (d.window_fault IS NOT NULL AND d.sends = 0 AND `+windowBusy+`)
 			ORDER BY `+dueOrder+`
-			LIMIT $3
-			FOR UPDATE OF d SKIP LOCKED)
-		UPDATE webhook_deliveries SET claimed_until = $2 FROM due WHERE webhook_deliveries.id = due.id
-		RETURNING webhook_deliveries.id`, args...)
-	if err != nil {
-		return nil, check("claiming due deliveries", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			LIMIT $2
+			FOR UPDATE OF d SKIP LOCKED`, args...)
+		if err != nil {
+			return err
+		}
+		// Of a window's unsent deliveries to one endpoint, the first
+		// only: the next is claimed once it has been sent.
+		windows := map[string]bool{}
+		for rows.Next() {
+			var (
+				id       int64
+				url      string
+				windowed bool
+			)
+			if err := rows.Scan(&id, &url, &windowed); err != nil {
+				rows.Close()
+				return err
+			}
+			if windowed {
+				if windows[url] {
+					continue
+				}
+				windows[url] = true
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET claimed_until = $2 WHERE id = ANY($1)`, ids,
+			ceilMicro(c.Now.Add(c.Lease)))
+		return err
+	})
 	if err != nil {
 		return nil, check("claiming due deliveries", err)
 	}
@@ -267,8 +293,36 @@ func (s *Store) Claim(ctx context.Context, c webhooks.Claim) ([]webhooks.Deliver
 	return s.deliveries(ctx, `d.id = ANY($1)`, ids)
 }
 
-// DueDeliveries implements webhooks.Outbox.
-func (s *Store) DueDeliveries(ctx context.Context, merchantID string, until time.Time, limit int) ([]webhooks.Delivery, error) {
+// windowBusy holds back an unsent delivery of a reorder window while
+// another to the same endpoint is claimed, so that the window sends one
+// after the other.
+const windowBusy = `EXISTS (SELECT 1 FROM webhook_deliveries w
+	WHERE w.merchant_id = d.merchant_id AND w.url = d.url AND w.state = 'pending' AND w.sends = 0
+		AND w.window_fault IS NOT NULL AND w.claimed_until > $1)`
+
+// DueMerchants implements paymock.Outbox: real clocks only, since a frozen
+// one moves when advanced, and its advance claims what fell due.
+func (s *Store) DueMerchants(ctx context.Context, now time.Time, base time.Duration, limit int) ([]string, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("due merchants: limit %d must be positive", limit)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT DISTINCT d.merchant_id FROM webhook_deliveries d
+		LEFT JOIN clocks c ON c.merchant_id = d.merchant_id
+		WHERE d.state = 'pending' AND coalesce(c.mode, 'real') = 'real'
+			AND d.next_at <= $1::timestamptz + (coalesce(c.offset_ns, $2::bigint) / 1000) * interval '1 microsecond'
+		ORDER BY d.merchant_id LIMIT $3`, now, int64(base), limit)
+	if err != nil {
+		return nil, check("listing merchants with due deliveries", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, check("listing merchants with due deliveries", err)
+	}
+	return ids, nil
+}
+
+// DueDeliveries implements paymock.Outbox.
+func (s *Store) DueDeliveries(ctx context.Context, merchantID string, until time.Time, limit int) ([]paymock.Delivery, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("due deliveries: limit %d must be positive", limit)
 	}
@@ -286,7 +340,7 @@ func (s *Store) DueDeliveries(ctx context.Context, merchantID string, until time
 }
 
 // deliveries reads the deliveries where says, in due order.
-func (s *Store) deliveries(ctx context.Context, where string, args ...any) ([]webhooks.Delivery, error) {
+func (s *Store) deliveries(ctx context.Context, where string, args ...any) ([]paymock.Delivery, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
 		JOIN webhook_events e ON e.merchant_id = d.merchant_id AND e.id = d.event_id
 		WHERE `+where, args...)
@@ -297,13 +351,13 @@ func (s *Store) deliveries(ctx context.Context, where string, args ...any) ([]we
 	if err != nil {
 		return nil, check("reading deliveries", err)
 	}
-	key := func(d webhooks.Delivery) int64 {
+	key := func(d paymock.Delivery) int64 {
 		if d.Window != nil {
 			return -d.ID
 		}
 		return d.ID
 	}
-	slices.SortFunc(dels, func(a, b webhooks.Delivery) int {
+	slices.SortFunc(dels, func(a, b paymock.Delivery) int {
 		if c := a.NextAt.Compare(b.NextAt); c != 0 {
 			return c
 		}
@@ -312,10 +366,10 @@ func (s *Store) deliveries(ctx context.Context, where string, args ...any) ([]we
 	return dels, nil
 }
 
-// Attempted implements webhooks.Outbox. Only the claim that made the
+// Attempted implements paymock.Outbox. Only the claim that made the
 // attempt records it: one that lapsed and was taken again is the other
 // replica's to record.
-func (s *Store) Attempted(ctx context.Context, del webhooks.Delivery, u webhooks.Outcome) error {
+func (s *Store) Attempted(ctx context.Context, del paymock.Delivery, u paymock.Outcome) error {
 	attempts, err := json.Marshal(u.Attempts)
 	if err != nil {
 		return fmt.Errorf("encoding attempts: %w", err)
@@ -324,7 +378,7 @@ func (s *Store) Attempted(ctx context.Context, del webhooks.Delivery, u webhooks
 		attempts = []byte("[]")
 	}
 	var next any
-	if u.State == webhooks.StatePending {
+	if u.State == paymock.DeliveryPending {
 		next = ceilMicro(u.NextAt)
 	}
 	_, err = s.pool.Exec(ctx, `UPDATE webhook_deliveries
@@ -337,8 +391,8 @@ func (s *Store) Attempted(ctx context.Context, del webhooks.Delivery, u webhooks
 	return nil
 }
 
-// Release implements webhooks.Outbox.
-func (s *Store) Release(ctx context.Context, del webhooks.Delivery) error {
+// Release implements paymock.Outbox.
+func (s *Store) Release(ctx context.Context, del paymock.Delivery) error {
 	_, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = $1 AND claimed_until = $2`,
 		del.ID, del.ClaimedUntil)
 	if err != nil {
@@ -347,9 +401,9 @@ func (s *Store) Release(ctx context.Context, del webhooks.Delivery) error {
 	return nil
 }
 
-// Window implements webhooks.Outbox: the window is the latest pending
+// Window implements paymock.Outbox: the window is the latest pending
 // delivery to that endpoint held by a reorder window still open.
-func (s *Store) Window(ctx context.Context, merchantID, endpointURL string, now time.Time) (time.Time, *webhooks.Fault, error) {
+func (s *Store) Window(ctx context.Context, merchantID, endpointURL string, now time.Time) (time.Time, *paymock.WebhookFault, error) {
 	var (
 		closes time.Time
 		fault  []byte
@@ -368,8 +422,8 @@ func (s *Store) Window(ctx context.Context, merchantID, endpointURL string, now 
 	return closes.UTC(), f, err
 }
 
-// Events implements webhooks.Outbox.
-func (s *Store) Events(ctx context.Context, merchantID string, offset, limit int) ([]webhooks.EventRecord, int, error) {
+// Events implements paymock.Outbox.
+func (s *Store) Events(ctx context.Context, merchantID string, offset, limit int) ([]paymock.EventRecord, int, error) {
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_events WHERE merchant_id = $1`, merchantID).
 		Scan(&total); err != nil {
@@ -384,35 +438,35 @@ func (s *Store) Events(ctx context.Context, merchantID string, offset, limit int
 	return recs, total, err
 }
 
-// Event implements webhooks.Outbox.
-func (s *Store) Event(ctx context.Context, merchantID, eventID string) (webhooks.EventRecord, bool, error) {
+// Event implements paymock.Outbox.
+func (s *Store) Event(ctx context.Context, merchantID, eventID string) (paymock.EventRecord, bool, error) {
 	if !storable(eventID) {
-		return webhooks.EventRecord{}, false, nil
+		return paymock.EventRecord{}, false, nil
 	}
 	recs, err := s.eventRecords(ctx, `SELECT id, type, payment_id, created_at, body FROM webhook_events
 		WHERE merchant_id = $1 AND id = $2`, merchantID, eventID)
 	if err != nil || len(recs) == 0 {
-		return webhooks.EventRecord{}, false, err
+		return paymock.EventRecord{}, false, err
 	}
 	return recs[0], true, nil
 }
 
 // eventRecords reads the events query selects (its $1 is the merchant),
 // with their deliveries.
-func (s *Store) eventRecords(ctx context.Context, query string, args ...any) ([]webhooks.EventRecord, error) {
+func (s *Store) eventRecords(ctx context.Context, query string, args ...any) ([]paymock.EventRecord, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, check("reading events", err)
 	}
-	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (webhooks.EventRecord, error) {
+	recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (paymock.EventRecord, error) {
 		var (
-			r         webhooks.EventRecord
+			r         paymock.EventRecord
 			typ, body string
 			created   time.Time
 		)
 		err := row.Scan(&r.ID, &typ, &r.PaymentID, &created, &body)
 		r.Type, r.CreatedAt, r.Payload = paymock.EventType(typ), paymock.FormatTime(created.UTC()), json.RawMessage(body)
-		r.Deliveries = []webhooks.DeliveryRecord{}
+		r.Deliveries = []paymock.DeliveryRecord{}
 		return r, err
 	})
 	if err != nil {
@@ -430,7 +484,7 @@ func (s *Store) eventRecords(ctx context.Context, query string, args ...any) ([]
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(dels, func(a, b webhooks.Delivery) int {
+	slices.SortFunc(dels, func(a, b paymock.Delivery) int {
 		if c := cmp.Compare(a.Round, b.Round); c != 0 {
 			return c
 		}
@@ -438,34 +492,14 @@ func (s *Store) eventRecords(ctx context.Context, query string, args ...any) ([]
 	})
 	for _, d := range dels {
 		i := at[d.EventID]
-		recs[i].Deliveries = append(recs[i].Deliveries, deliveryRecord(d))
+		recs[i].Deliveries = append(recs[i].Deliveries, d.Record())
 	}
 	return recs, nil
 }
 
-// deliveryRecord is a delivery as the journal shows it: never its secret,
-// nor a password in its URL.
-func deliveryRecord(d webhooks.Delivery) webhooks.DeliveryRecord {
-	r := webhooks.DeliveryRecord{Round: d.Round, EndpointID: d.EndpointID, URL: d.URL, State: d.State,
-		Error: d.Error, Attempts: d.Attempts}
-	if u, err := url.Parse(d.URL); err == nil {
-		r.URL = u.Redacted()
-	}
-	if r.Attempts == nil {
-		r.Attempts = []webhooks.AttemptRecord{}
-	}
-	// As the in-memory journal: a time shows while a retry, a fault's
-	// delay or a reorder window holds the delivery.
-	held := d.Sends > 0 || d.Window != nil || d.Fault != nil && d.Fault.Delay > 0
-	if d.State == webhooks.StatePending && held {
-		r.NextAttemptAt = paymock.FormatTime(d.NextAt)
-	}
-	return r
-}
-
-// EndpointDeliveries implements webhooks.Outbox: newest event first, and
+// EndpointDeliveries implements paymock.Outbox: newest event first, and
 // within an event the latest round first.
-func (s *Store) EndpointDeliveries(ctx context.Context, merchantID, endpointID string, offset, limit int) ([]webhooks.EndpointDeliveryRecord, int, error) {
+func (s *Store) EndpointDeliveries(ctx context.Context, merchantID, endpointID string, offset, limit int) ([]paymock.EndpointDeliveryRecord, int, error) {
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE merchant_id = $1 AND endpoint_id = $2`,
 		merchantID, endpointID).Scan(&total); err != nil {
@@ -494,15 +528,15 @@ func (s *Store) EndpointDeliveries(ctx context.Context, merchantID, endpointID s
 	for i, id := range ids {
 		place[id] = i
 	}
-	out := make([]webhooks.EndpointDeliveryRecord, len(dels))
+	out := make([]paymock.EndpointDeliveryRecord, len(dels))
 	for _, d := range dels {
-		out[place[d.ID]] = webhooks.EndpointDeliveryRecord{EventID: d.EventID, EventType: d.EventType,
-			PaymentID: d.PaymentID, DeliveryRecord: deliveryRecord(d)}
+		out[place[d.ID]] = paymock.EndpointDeliveryRecord{EventID: d.EventID, EventType: d.EventType,
+			PaymentID: d.PaymentID, DeliveryRecord: d.Record()}
 	}
 	return out, total, nil
 }
 
-// Claimed implements webhooks.Outbox.
+// Claimed implements paymock.Outbox.
 func (s *Store) Claimed(ctx context.Context, merchantID string, now time.Time) (bool, error) {
 	var claimed bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
@@ -513,7 +547,7 @@ func (s *Store) Claimed(ctx context.Context, merchantID string, now time.Time) (
 	return claimed, nil
 }
 
-// Pending implements webhooks.Outbox.
+// Pending implements paymock.Outbox.
 func (s *Store) Pending(ctx context.Context, merchantID string) (bool, error) {
 	var pending bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
@@ -524,7 +558,7 @@ func (s *Store) Pending(ctx context.Context, merchantID string) (bool, error) {
 	return pending, nil
 }
 
-// ResetEvents implements webhooks.Outbox; the deliveries go with their
+// ResetEvents implements paymock.Outbox; the deliveries go with their
 // events.
 func (s *Store) ResetEvents(ctx context.Context, merchantID string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM webhook_events WHERE merchant_id = $1`, merchantID); err != nil {
@@ -533,7 +567,7 @@ func (s *Store) ResetEvents(ctx context.Context, merchantID string) error {
 	return nil
 }
 
-// TrimEvents implements webhooks.Outbox: what is older than the newest
+// TrimEvents implements paymock.Outbox: what is older than the newest
 // keep events goes, with its deliveries, unless one is still pending.
 func (s *Store) TrimEvents(ctx context.Context, merchantID string, keep int) error {
 	if keep <= 0 {

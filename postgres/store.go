@@ -110,6 +110,8 @@ func (s *Store) Backend() paymock.Backend {
 		Clocks:    s,
 		Due:       s,
 		Advances:  s,
+		Outbox:    s,
+		Events:    s,
 		Shared:    true,
 	}
 }

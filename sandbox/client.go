@@ -19,7 +19,6 @@ import (
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/mockserver"
-	"github.com/paymock/paymock/webhooks"
 )
 
 // ClientConfig is what a Client is built from.
@@ -182,14 +181,14 @@ func (c *Client) AdvanceClock(ctx context.Context, d time.Duration) (Clock, erro
 
 // Events is every event of the merchant, newest first, each with the
 // body it was sent with and its delivery attempts.
-func (c *Client) Events(ctx context.Context) ([]webhooks.EventRecord, error) {
-	return listAll[webhooks.EventRecord](ctx, c, "/_sandbox/events", nil)
+func (c *Client) Events(ctx context.Context) ([]paymock.EventRecord, error) {
+	return listAll[paymock.EventRecord](ctx, c, "/_sandbox/events", nil)
 }
 
 // Redeliver sends an event again to every endpoint, with the same
 // webhook-id and body, and returns the event with the new round queued.
-func (c *Client) Redeliver(ctx context.Context, eventID string) (webhooks.EventRecord, error) {
-	var rec webhooks.EventRecord
+func (c *Client) Redeliver(ctx context.Context, eventID string) (paymock.EventRecord, error) {
+	var rec paymock.EventRecord
 	seg, err := pathID("event", eventID)
 	if err != nil {
 		return rec, err

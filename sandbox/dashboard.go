@@ -37,7 +37,7 @@ func (c clockView) Mode() string { return string(c.ClockMode()) }
 type eventsView struct{ dashboardParts }
 
 func (v eventsView) PaymentEvents(ctx context.Context, m *paymock.Merchant, paymentID string) ([]dashboard.Event, error) {
-	recs, _, err := v.engine.EventsContext(ctx, m, 0, 0)
+	recs, _, err := v.engine.Events(ctx, m, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (v eventsView) Redeliver(ctx context.Context, m *paymock.Merchant, eventID 
 	return err
 }
 
-func deliveryView(d webhooks.DeliveryRecord) dashboard.Delivery {
+func deliveryView(d paymock.DeliveryRecord) dashboard.Delivery {
 	out := dashboard.Delivery{Round: d.Round, URL: d.URL, State: string(d.State), Error: d.Error, NextAttemptAt: d.NextAttemptAt}
 	for _, a := range d.Attempts {
 		out.Attempts = append(out.Attempts, dashboard.Attempt{Attempt: a.Attempt, At: a.At, StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS})
@@ -162,7 +162,7 @@ func (v endpointsView) EndpointDeliveries(ctx context.Context, m *paymock.Mercha
 	if _, err := v.merchants.Endpoint(ctx, m.ID, id); err != nil {
 		return nil, err
 	}
-	recs, _, err := v.hooks.EndpointDeliveriesContext(ctx, m.ID, id, 0, limit)
+	recs, _, err := v.hooks.EndpointDeliveries(ctx, m.ID, id, 0, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -48,24 +48,25 @@ type testEnv struct {
 type envOption func(*envConfig)
 
 type envConfig struct {
-	merchants    []paymock.Merchant
-	start        time.Time
-	bodyLimit    int64
-	violations   bool
-	realClock    bool
-	realStart    time.Time // a real clock's first instant; zero: the real time
-	endpoints    []string
-	secret       string
-	retry        []time.Duration
-	scenarios    *lifecycle.Scenarios
-	variants     string // a --variants spec, drawn from seed
-	seed         *uint64
-	faultsFile   string
-	journalSize  *int
-	maxMerchants int
-	metrics      bool
-	backend      paymock.Backend // zero: testBackend's
-	outage       bool            // 503 store_unavailable answers are expected
+	merchants      []paymock.Merchant
+	start          time.Time
+	bodyLimit      int64
+	violations     bool
+	realClock      bool
+	realStart      time.Time // a real clock's first instant; zero: the real time
+	endpoints      []string
+	secret         string
+	retry          []time.Duration
+	scenarios      *lifecycle.Scenarios
+	variants       string // a --variants spec, drawn from seed
+	seed           *uint64
+	faultsFile     string
+	journalSize    *int
+	maxMerchants   int
+	metrics        bool
+	backend        paymock.Backend // zero: testBackend's
+	outage         bool            // 503 store_unavailable answers are expected
+	webhookTimeout time.Duration
 }
 
 // expectingOutage lets the server answer 503 store_unavailable, which a
@@ -108,6 +109,11 @@ func withRealClockAt(t time.Time) envOption {
 	return func(c *envConfig) { c.realClock, c.realStart = true, t }
 }
 
+// withWebhookTimeout gives each webhook attempt d (default 5 s).
+func withWebhookTimeout(d time.Duration) envOption {
+	return func(c *envConfig) { c.webhookTimeout = d }
+}
+
 // withWebhooks sends every merchant's events to endpoints, retrying on the
 // given schedule.
 func withWebhooks(retry []time.Duration, eps ...paymock.WebhookEndpoint) envOption {
@@ -138,7 +144,7 @@ var testStart = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
 func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	t.Helper()
-	cfg := envConfig{start: testStart}
+	cfg := envConfig{start: testStart, webhookTimeout: 5 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -180,7 +186,7 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		Seed:         cfg.seed,
 		Variants:     cfg.variants,
 		Scenarios:    cfg.scenarios,
-		Webhooks:     WebhookConfig{URLs: cfg.endpoints, Secret: cfg.secret, Retry: cfg.retry, Timeout: 5 * time.Second},
+		Webhooks:     WebhookConfig{URLs: cfg.endpoints, Secret: cfg.secret, Retry: cfg.retry, Timeout: cfg.webhookTimeout},
 		PublicURL:    "http://" + srv.Listener.Addr().String(),
 		BodyLimit:    cfg.bodyLimit,
 		JournalSize:  journalSize,

@@ -200,19 +200,17 @@ func New(cfg Config) (*Sandbox, error) {
 		Timeout:   cfg.Webhooks.Timeout,
 		IDs:       derivedIDs(idSeed, 3),
 	}
-	if box, ok := store.(webhooks.Outbox); ok && backend.Shared {
-		// Events and deliveries live with the payments, for every replica:
-		// any one attempts what is due, and a restart loses nothing.
-		hcfg.Outbox = box
-		hcfg.OutboxSweep = clocks.Mode() == lifecycle.ClockReal
-		_, hcfg.ClockBase = clocks.RealNow()
-	}
+	// Events and deliveries live in the backend's outbox: any sender (or
+	// replica) attempts what is due, and a restart loses nothing.
+	hcfg.Outbox = backend.Outbox
+	hcfg.Sweep = clocks.Mode() == lifecycle.ClockReal
+	_, hcfg.ClockBase = clocks.RealNow()
 	hooks, err := webhooks.New(hcfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks: %w", err)
 	}
 	engine, err := lifecycle.NewEngine(lifecycle.Config{
-		Logger: logger, Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks,
+		Logger: logger, Store: store, Clocks: clocks, Scheduler: sched, IDs: ids, Webhooks: hooks, Events: backend.Events,
 		Due: backend.Due, Advances: backend.Advances,
 		Scenarios: cfg.Scenarios, Variants: variants, Merchants: merchants,
 	})
@@ -313,10 +311,12 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 	gone := s.merchants.Forget(ctx, now, s.idleTTL, busy)
 	for _, id := range gone {
 		s.sched.Forget(id)
-		s.hooks.Forget(id)
 		// A shared store and its clocks belong to every replica: one that
 		// has not seen the merchant for a while forgets only its own copy.
 		if !s.shared {
+			if err := s.hooks.Reset(ctx, id); err != nil {
+				s.log.Warn("forgotten merchant's events not dropped", "merchant", id, "error", err)
+			}
 			if err := s.clocks.Reset(ctx, id); err != nil {
 				s.log.Warn("forgotten merchant's clock not dropped", "merchant", id, "error", err)
 			}
@@ -332,9 +332,9 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 }
 
 // Close stops the sandbox after its HTTP server has stopped taking
-// requests (requests may emit events): the deliveries first (in-flight
-// ones finish or are recorded as interrupted, as are queued and scheduled
-// ones), then the timers.
+// requests (requests may emit events): the deliveries first (sends under
+// way finish, or are cut short unrecorded once ctx is done; everything
+// unsent stays pending in the backend), then the timers.
 func (s *Sandbox) Close(ctx context.Context) error {
 	if s.started {
 		select {
@@ -423,13 +423,13 @@ type webhookFaults struct {
 	observer *metrics.Metrics
 }
 
-func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (webhooks.Fault, bool) {
+func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (paymock.WebhookFault, bool) {
 	r, ok := w.rules.MatchWebhook(merchantID, string(t))
 	if !ok {
-		return webhooks.Fault{}, false
+		return paymock.WebhookFault{}, false
 	}
 	w.observer.InjectedFault("webhooks")
-	return webhooks.Fault{
+	return paymock.WebhookFault{
 		RuleID:        r.ID,
 		Duplicate:     r.Duplicate,
 		BadSignature:  r.BadSignature,

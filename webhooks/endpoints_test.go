@@ -83,7 +83,7 @@ func TestEndpoints_AddedAtRunTimeReceiveLikeConfiguredOnes(t *testing.T) {
 		{s.addedEP.ID, s.added.srv.URL + "/hooks", 2},
 	} {
 		del := r.Deliveries[i]
-		if del.EndpointID != tc.endpointID || del.URL != tc.url || del.State != StateDelivered || len(del.Attempts) != tc.attempts {
+		if del.EndpointID != tc.endpointID || del.URL != tc.url || del.State != paymock.DeliveryDelivered || len(del.Attempts) != tc.attempts {
 			t.Errorf("delivery %d = %+v, want endpoint %s at %s delivered after %d attempts", i, del, tc.endpointID, tc.url, tc.attempts)
 		}
 	}
@@ -159,7 +159,7 @@ func TestEndpointDeliveries_ListsOneEndpointNewestFirst(t *testing.T) {
 		{"another merchant's view", "globex", s.addedEP.ID, 0, 0, []row{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			recs, total := s.d.EndpointDeliveries(tc.merchant, tc.endpoint, tc.offset, tc.limit)
+			recs, total := endpointDeliveries(t, s.d, tc.merchant, tc.endpoint, tc.offset, tc.limit)
 			got := []row{}
 			for _, r := range recs {
 				got = append(got, row{r.EventID, r.Round})

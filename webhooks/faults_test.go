@@ -25,13 +25,13 @@ import (
 // scriptedFaults answers the n-th ask (from 1) with plan(n, eventType) and
 // remembers every ask.
 type scriptedFaults struct {
-	plan func(n int, t paymock.EventType) (Fault, bool)
+	plan func(n int, t paymock.EventType) (paymock.WebhookFault, bool)
 
 	mu   sync.Mutex
 	asks []string // merchant/eventType, in order
 }
 
-func (f *scriptedFaults) WebhookFault(merchantID string, t paymock.EventType) (Fault, bool) {
+func (f *scriptedFaults) WebhookFault(merchantID string, t paymock.EventType) (paymock.WebhookFault, bool) {
 	f.mu.Lock()
 	f.asks = append(f.asks, merchantID+"/"+string(t))
 	n := len(f.asks)
@@ -48,11 +48,13 @@ func (f *scriptedFaults) asked() []string {
 // neverFaults is a rule book with no rule for any delivery.
 type neverFaults struct{}
 
-func (neverFaults) WebhookFault(string, paymock.EventType) (Fault, bool) { return Fault{}, false }
+func (neverFaults) WebhookFault(string, paymock.EventType) (paymock.WebhookFault, bool) {
+	return paymock.WebhookFault{}, false
+}
 
 // firstAsk shapes the first delivery made with fault and no other.
-func firstAsk(fault Fault) *scriptedFaults {
-	return &scriptedFaults{plan: func(n int, _ paymock.EventType) (Fault, bool) { return fault, n == 1 }}
+func firstAsk(fault paymock.WebhookFault) *scriptedFaults {
+	return &scriptedFaults{plan: func(n int, _ paymock.EventType) (paymock.WebhookFault, bool) { return fault, n == 1 }}
 }
 
 func TestFaults_DuplicateSendsCopiesWithOneIDThatEachVerify(t *testing.T) {
@@ -63,7 +65,7 @@ func TestFaults_DuplicateSendsCopiesWithOneIDThatEachVerify(t *testing.T) {
 		return http.StatusOK
 	})
 	clock := newFakeClock()
-	d := newDispatcher(t, clock, Config{Faults: firstAsk(Fault{RuleID: "flt_dup", Duplicate: 3})})
+	d := newDispatcher(t, clock, Config{Faults: firstAsk(paymock.WebhookFault{RuleID: "flt_dup", Duplicate: 3})})
 	m := merchant("acme", rcv.endpoint())
 	publish(t, d, m, event(t, "acme", "evt_dup", "pay_1"))
 	publish(t, d, m, event(t, "acme", "evt_plain", "pay_2"))
@@ -84,7 +86,7 @@ func TestFaults_DuplicateSendsCopiesWithOneIDThatEachVerify(t *testing.T) {
 	}
 
 	del := only(t, record(t, d, "acme", "evt_dup"))
-	if del.State != StateDelivered || len(del.Attempts) != 3 {
+	if del.State != paymock.DeliveryDelivered || len(del.Attempts) != 3 {
 		t.Fatalf("delivery = %+v, want delivered with one record per copy", del)
 	}
 	for i, a := range del.Attempts {
@@ -111,7 +113,7 @@ func TestFaults_BadSignatureFailsVerificationAndTheRetryIsClean(t *testing.T) {
 	})
 	clock := newFakeClock()
 	d := newDispatcher(t, clock, Config{Retry: []time.Duration{5 * time.Second},
-		Faults: firstAsk(Fault{RuleID: "flt_sig", BadSignature: true})})
+		Faults: firstAsk(paymock.WebhookFault{RuleID: "flt_sig", BadSignature: true})})
 	publish(t, d, merchant("acme", rcv.endpoint()), event(t, "acme", "evt_sig", "pay_1"))
 	idle(t, d, "acme")
 
@@ -137,7 +139,7 @@ func TestFaults_BadSignatureFailsVerificationAndTheRetryIsClean(t *testing.T) {
 		t.Fatalf("retry: %d requests, last verify error %v; want a retry that verifies", len(all), all[len(all)-1].verifyErr)
 	}
 	del = only(t, record(t, d, "acme", "evt_sig"))
-	if del.State != StateDelivered || del.Attempts[1].Fault != nil {
+	if del.State != paymock.DeliveryDelivered || del.Attempts[1].Fault != nil {
 		t.Errorf("after the retry: %+v, want delivered by a plain second attempt", del)
 	}
 }
@@ -147,7 +149,7 @@ func TestFaults_TimestampSkewFailsOnlyTheToleranceCheck(t *testing.T) {
 	clock := newFakeClock()
 	realNow := time.Now()
 	d := newDispatcher(t, clock, Config{Now: func() time.Time { return realNow },
-		Faults: firstAsk(Fault{RuleID: "flt_skew", TimestampSkew: -600 * time.Second})})
+		Faults: firstAsk(paymock.WebhookFault{RuleID: "flt_skew", TimestampSkew: -600 * time.Second})})
 	ev := event(t, "acme", "evt_skew", "pay_1")
 	publish(t, d, merchant("acme", rcv.endpoint()), ev)
 	idle(t, d, "acme")
@@ -185,12 +187,12 @@ func TestFaults_DelayHoldsTheFirstSendOnTheMerchantClock(t *testing.T) {
 	})
 	clock := newFakeClock()
 	d := newDispatcher(t, clock, Config{Retry: []time.Duration{5 * time.Second},
-		Faults: firstAsk(Fault{RuleID: "flt_late", Delay: 3 * time.Second})})
+		Faults: firstAsk(paymock.WebhookFault{RuleID: "flt_late", Delay: 3 * time.Second})})
 	publish(t, d, merchant("acme", rcv.endpoint()), event(t, "acme", "evt_late", "pay_1"))
 	idle(t, d, "acme")
 
 	del := only(t, record(t, d, "acme", "evt_late"))
-	if len(rcv.all()) != 0 || del.State != StatePending || del.NextAttemptAt != paymock.FormatTime(clockStart.Add(3*time.Second)) {
+	if len(rcv.all()) != 0 || del.State != paymock.DeliveryPending || del.NextAttemptAt != paymock.FormatTime(clockStart.Add(3*time.Second)) {
 		t.Fatalf("before the delay: %d requests, delivery %+v; want none, pending until +3s", len(rcv.all()), del)
 	}
 	if !d.Busy("acme") {
@@ -218,7 +220,7 @@ func TestFaults_DelayHoldsTheFirstSendOnTheMerchantClock(t *testing.T) {
 	clock.Advance("acme", 5*time.Second)
 	idle(t, d, "acme")
 	del = only(t, record(t, d, "acme", "evt_late"))
-	if del.State != StateDelivered || del.Attempts[1].Fault != nil {
+	if del.State != paymock.DeliveryDelivered || del.Attempts[1].Fault != nil {
 		t.Errorf("after the retry: %+v, want delivered by a plain attempt", del)
 	}
 }
@@ -226,9 +228,9 @@ func TestFaults_DelayHoldsTheFirstSendOnTheMerchantClock(t *testing.T) {
 func TestFaults_ReorderSendsDeliveriesDueTogetherNewestFirst(t *testing.T) {
 	rcv := newReceiver(t, nil)
 	clock := newFakeClock()
-	// Many workers: the order must not depend on which one is free.
-	d := newDispatcher(t, clock, Config{Workers: 8,
-		Faults: firstAsk(Fault{RuleID: "flt_order", Reorder: true})}) // default window, 1 s
+	// Many senders: the order must not depend on which one is free.
+	d := newDispatcher(t, clock, Config{MerchantSenders: 8,
+		Faults: firstAsk(paymock.WebhookFault{RuleID: "flt_order", Reorder: true})}) // default window, 1 s
 	m := merchant("acme", rcv.endpoint())
 	publish(t, d, m, event(t, "acme", "evt_a", "pay_a")) // opens the window
 	publish(t, d, m, event(t, "acme", "evt_b", "pay_b"))
@@ -252,14 +254,13 @@ func TestFaults_ReorderSendsDeliveriesDueTogetherNewestFirst(t *testing.T) {
 	if got, want := ids(rcv.got(t)), []string{"evt_c", "evt_b", "evt_a", "evt_a2"}; !slices.Equal(got, want) {
 		t.Errorf("arrival order %v, want %v", got, want)
 	}
-	for i, id := range []string{"evt_c", "evt_b", "evt_a"} {
+	// evt_a2 was held by the window too, and went once evt_a had.
+	for _, id := range []string{"evt_c", "evt_b", "evt_a", "evt_a2"} {
 		a := only(t, record(t, d, "acme", id)).Attempts[0]
-		if f := a.Fault; f == nil || f.RuleID != "flt_order" || !f.Reorder || f.WindowMS != 1000 || f.Sent != i+1 || f.Held != 3 {
-			t.Errorf("%s attempt fault = %+v, want flt_order, sent %d of 3", id, f, i+1)
+		if f := a.Fault; f == nil || f.RuleID != "flt_order" || !f.Reorder || f.WindowMS != 1000 ||
+			!strings.Contains(f.Effect, "newest first") {
+			t.Errorf("%s attempt fault = %+v, want flt_order's window", id, f)
 		}
-	}
-	if a := only(t, record(t, d, "acme", "evt_a2")).Attempts[0]; a.Fault != nil {
-		t.Errorf("evt_a2 was not in the window but shows fault %+v", a.Fault)
 	}
 
 	// Once the window has closed, deliveries go at once.
@@ -273,7 +274,7 @@ func TestFaults_ReorderSendsDeliveriesDueTogetherNewestFirst(t *testing.T) {
 func TestFaults_AskedOncePerDeliveryInTheOrderDeliveriesAreMade(t *testing.T) {
 	failing := newReceiver(t, func(hit, int) int { return http.StatusInternalServerError })
 	ok := newReceiver(t, nil)
-	faults := &scriptedFaults{plan: func(int, paymock.EventType) (Fault, bool) { return Fault{}, false }}
+	faults := &scriptedFaults{plan: func(int, paymock.EventType) (paymock.WebhookFault, bool) { return paymock.WebhookFault{}, false }}
 	clock := newFakeClock()
 	d := newDispatcher(t, clock, Config{Retry: []time.Duration{time.Second, time.Second}, Faults: faults})
 	bad := paymock.WebhookEndpoint{URL: "ftp://nowhere", Secret: testSecret} // invalid: never asked about
@@ -302,8 +303,10 @@ func TestFaults_AskedOncePerDeliveryInTheOrderDeliveriesAreMade(t *testing.T) {
 }
 
 func TestFaults_UnmatchedDeliveryIsExactlyAsWithoutFaults(t *testing.T) {
-	never := &scriptedFaults{plan: func(int, paymock.EventType) (Fault, bool) { return Fault{}, false }}
-	noEffect := &scriptedFaults{plan: func(int, paymock.EventType) (Fault, bool) { return Fault{RuleID: "flt_none"}, true }}
+	never := &scriptedFaults{plan: func(int, paymock.EventType) (paymock.WebhookFault, bool) { return paymock.WebhookFault{}, false }}
+	noEffect := &scriptedFaults{plan: func(int, paymock.EventType) (paymock.WebhookFault, bool) {
+		return paymock.WebhookFault{RuleID: "flt_none"}, true
+	}}
 	for _, tc := range []struct {
 		name   string
 		faults Faults
@@ -332,7 +335,7 @@ func TestFaults_UnmatchedDeliveryIsExactlyAsWithoutFaults(t *testing.T) {
 				t.Errorf("record shows a fault: %s", b)
 			}
 			del := only(t, record(t, d, "acme", "evt_1"))
-			if del.State != StateDelivered || len(del.Attempts) != 2 || del.Attempts[1].At != paymock.FormatTime(clockStart.Add(5*time.Second)) {
+			if del.State != paymock.DeliveryDelivered || len(del.Attempts) != 2 || del.Attempts[1].At != paymock.FormatTime(clockStart.Add(5*time.Second)) {
 				t.Errorf("delivery = %+v, want delivered by the retry at +5s", del)
 			}
 		})

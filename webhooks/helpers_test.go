@@ -17,6 +17,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/memory"
 )
 
 // testSecret is the signing secret of the test receivers.
@@ -231,6 +232,9 @@ func newDispatcher(t testing.TB, clock *fakeClock, cfg Config) *Dispatcher {
 	if cfg.Clock == nil {
 		cfg.Clock = clock
 	}
+	if cfg.Outbox == nil {
+		cfg.Outbox = memory.NewOutbox(memory.NewPayments())
+	}
 	d, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -276,17 +280,17 @@ func idle(t testing.TB, d *Dispatcher, merchantID string) {
 	}
 }
 
-func record(t *testing.T, d *Dispatcher, merchantID, eventID string) EventRecord {
+func record(t *testing.T, d *Dispatcher, merchantID, eventID string) paymock.EventRecord {
 	t.Helper()
-	r, ok := d.Event(merchantID, eventID)
-	if !ok {
+	r, ok, err := d.Event(context.Background(), merchantID, eventID)
+	if err != nil || !ok {
 		t.Fatalf("event %s of %s not in the journal", eventID, merchantID)
 	}
 	return r
 }
 
 // only returns the single delivery of r.
-func only(t *testing.T, r EventRecord) DeliveryRecord {
+func only(t *testing.T, r paymock.EventRecord) paymock.DeliveryRecord {
 	t.Helper()
 	if len(r.Deliveries) != 1 {
 		t.Fatalf("event %s has %d deliveries, want 1: %+v", r.ID, len(r.Deliveries), r.Deliveries)
@@ -330,3 +334,24 @@ func debugLogger(w io.Writer) *slog.Logger {
 }
 
 func evID(i int) string { return fmt.Sprintf("evt_%04d", i) }
+
+// events lists a merchant's events, failing the test on an outbox error.
+func events(t testing.TB, d *Dispatcher, merchantID string, offset, limit int) ([]paymock.EventRecord, int) {
+	t.Helper()
+	recs, total, err := d.Events(context.Background(), merchantID, offset, limit)
+	if err != nil {
+		t.Fatalf("Events(%s): %v", merchantID, err)
+	}
+	return recs, total
+}
+
+// endpointDeliveries lists one endpoint's deliveries, failing the test on
+// an outbox error.
+func endpointDeliveries(t testing.TB, d *Dispatcher, merchantID, endpointID string, offset, limit int) ([]paymock.EndpointDeliveryRecord, int) {
+	t.Helper()
+	recs, total, err := d.EndpointDeliveries(context.Background(), merchantID, endpointID, offset, limit)
+	if err != nil {
+		t.Fatalf("EndpointDeliveries(%s): %v", endpointID, err)
+	}
+	return recs, total
+}

@@ -13,6 +13,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/memory"
 )
 
 func TestSignMatchesIndependentlyComputedVector(t *testing.T) {
@@ -144,10 +145,14 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{"secret not base64", Config{DefaultEndpoints: []paymock.WebhookEndpoint{good, {URL: good.URL, Secret: "whsec_k3y!"}}}, "endpoint 2"},
 		{"zero retry delay", Config{Retry: []time.Duration{time.Second, 0}}, "retry delay 2"},
 		{"negative timeout", Config{Timeout: -time.Second}, "Timeout"},
-		{"negative workers", Config{Workers: -1}, "Workers"},
-		{"negative queue", Config{QueueSize: -1}, "QueueSize"},
+		{"negative senders", Config{Senders: -1}, "Senders"},
+		{"negative merchant senders", Config{MerchantSenders: -1}, "MerchantSenders"},
+		{"no outbox", Config{Outbox: nil}, "Outbox"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "no outbox" {
+				tc.cfg.Outbox = memory.NewOutbox(memory.NewPayments())
+			}
 			_, err := New(tc.cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("New: %v, want an error about %q", err, tc.want)
@@ -159,7 +164,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := New(Config{DefaultEndpoints: []paymock.WebhookEndpoint{good}}); err != nil {
+	if _, err := New(Config{Outbox: memory.NewOutbox(memory.NewPayments()), DefaultEndpoints: []paymock.WebhookEndpoint{good}}); err != nil {
 		t.Errorf("New with a valid endpoint: %v", err)
 	}
 }

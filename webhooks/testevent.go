@@ -26,23 +26,25 @@ type testEventData struct {
 }
 
 // SendTest sends a test event to ep on behalf of m (see the package doc):
-// it records the event in m's journal, makes one delivery with a single
+// it stores the event in m's journal, makes one delivery with a single
 // attempt, and waits until that attempt has been made or ctx is done. It
 // returns the event's record as it then stands: delivered or failed, or
 // still pending when ctx ended first or a fault's delay or a reorder window
 // holds it (its attempt is then made later, and shows in the journal).
 //
 // An endpoint that is not an absolute http(s) URL with a "whsec_" secret
-// is an error and nothing is recorded. A full queue is handled as in
-// Publish; after Close the event is recorded as interrupted and the error
-// is ErrClosed.
-func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymock.WebhookEndpoint) (EventRecord, error) {
+// is an error and nothing is stored. After Close the error is ErrClosed
+// and nothing is stored.
+func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymock.WebhookEndpoint) (paymock.EventRecord, error) {
 	if m == nil || m.ID == "" {
-		return EventRecord{}, errors.New("webhooks: send test event: no merchant")
+		return paymock.EventRecord{}, errors.New("webhooks: send test event: no merchant")
 	}
 	e, err := parseEndpoint(ep)
 	if err != nil {
-		return EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
+		return paymock.EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
+	}
+	if d.isClosed() {
+		return paymock.EventRecord{}, ErrClosed
 	}
 	created := d.clock.Now(m.ID).UTC().Truncate(time.Second)
 	id := d.ids.New("evt")
@@ -53,47 +55,40 @@ func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymo
 		Data      testEventData     `json:"data"`
 	}{id, EventTest, paymock.FormatTime(created), testEventData{EndpointID: ep.ID, Message: TestEventMessage}})
 	if err != nil {
-		return EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
+		return paymock.EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
 	}
 	ev := paymock.Event{ID: id, Type: EventTest, MerchantID: m.ID, CreatedAt: created, Body: body}
-	if d.out != nil {
-		return d.sendTestDurable(ctx, m, ev, endpointSlot{ep: e})
+	r, err := d.prepareSlots(ctx, m.ID, ev.Type, []endpointSlot{{ep: e}}, true)
+	if err != nil {
+		return paymock.EventRecord{}, err
 	}
-	slots := []endpointSlot{{ep: e}}
-	faults, now := d.matchFaults(m.ID, EventTest, slots)
-
-	d.mu.Lock()
-	ms := d.merchantLocked(m.ID)
-	entry := &eventEntry{j: ms.j, ev: ev, endpoints: slots, oneShot: true}
-	ms.j.events = append(ms.j.events, entry)
-	ms.j.byID[ev.ID] = entry
-	ms.j.trimLocked(d.maxEvents)
-	closed := d.closed
-	d.startLocked()
-	next := d.newRoundLocked(ms, entry, faults, now)
-	var attempted chan struct{}
-	if len(next.jobs) == 1 {
-		attempted = make(chan struct{})
-		next.jobs[0].del.attempted = attempted
+	o := r.Outgoing(ev)
+	ids, err := d.box.AddEvent(ctx, o)
+	if err != nil {
+		return paymock.EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
 	}
-	d.mu.Unlock()
-
 	d.log.DebugContext(ctx, "webhook test event", "merchant", m.ID, "event", ev.ID, "endpoint", ep.ID, "url", e.display)
-	d.schedule(ms.id, next.timers)
-	if closed {
-		err = ErrClosed
+	d.countCreated(o.Deliveries)
+	d.trim(m.ID)
+	if del := o.Deliveries[0]; del.State == paymock.DeliveryPending && del.NextAt.After(d.clock.Now(m.ID)) {
+		// A fault's delay or a reorder window holds it: a timer sends it.
+		d.sched.At(m.ID, del.NextAt, d.dueFn(m.ID))
 	} else {
-		err = d.sendWaiting(ctx, next.jobs)
-	}
-	if err == nil && attempted != nil {
+		// Sent here, in its own goroutine so that ctx can end the wait;
+		// the send goes on, and shows in the journal.
+		sent := make(chan struct{})
+		go func() {
+			defer close(sent)
+			d.sendInline(m.ID, ids)
+		}()
 		select {
-		case <-attempted:
+		case <-sent:
 		case <-ctx.Done():
-		case <-d.stop:
 		}
 	}
-	d.mu.Lock()
-	rec := recordLocked(entry)
-	d.mu.Unlock()
+	rec, ok, err := d.box.Event(context.WithoutCancel(ctx), m.ID, ev.ID)
+	if err == nil && !ok {
+		err = errors.New("webhooks: the test event is gone (the merchant was reset)")
+	}
 	return rec, err
 }

@@ -31,7 +31,7 @@ func TestSendTest_SignedTestEventVerifiesAtTheReceiver(t *testing.T) {
 		t.Errorf("record = %+v, want an evt_ id, type webhook.test and no payment", rec)
 	}
 	del := only(t, rec)
-	if del.State != StateDelivered || len(del.Attempts) != 1 || del.EndpointID != "we_test" {
+	if del.State != paymock.DeliveryDelivered || len(del.Attempts) != 1 || del.EndpointID != "we_test" {
 		t.Errorf("SendTest returned %+v, want the attempt made and delivered to we_test", del)
 	}
 
@@ -61,10 +61,10 @@ func TestSendTest_SignedTestEventVerifiesAtTheReceiver(t *testing.T) {
 		t.Errorf("journal payload %s, want the body sent %s", rec.Payload, hits[0].body)
 	}
 
-	if evs, total := d.Events("acme", 0, 0); total != 1 || evs[0].ID != rec.ID {
+	if evs, total := events(t, d, "acme", 0, 0); total != 1 || evs[0].ID != rec.ID {
 		t.Errorf("journal = %+v, want the test event in it", evs)
 	}
-	if list, total := d.EndpointDeliveries("acme", "we_test", 0, 0); total != 1 || list[0].EventType != EventTest {
+	if list, total := endpointDeliveries(t, d, "acme", "we_test", 0, 0); total != 1 || list[0].EventType != EventTest {
 		t.Errorf("endpoint deliveries = %+v, want the test event", list)
 	}
 }
@@ -78,7 +78,7 @@ func TestSendTest_GetsOneAttemptAndNoRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	del := only(t, rec)
-	if del.State != StateFailed || len(del.Attempts) != 1 || del.NextAttemptAt != "" || !strings.Contains(del.Error, "single attempt") {
+	if del.State != paymock.DeliveryFailed || len(del.Attempts) != 1 || del.NextAttemptAt != "" || !strings.Contains(del.Error, "single attempt") {
 		t.Errorf("delivery = %+v, want failed after its single attempt", del)
 	}
 	if n := clock.Pending("acme"); n != 0 {
@@ -91,7 +91,7 @@ func TestSendTest_GetsOneAttemptAndNoRetry(t *testing.T) {
 	}
 	idle(t, d, "acme")
 	r := record(t, d, "acme", rec.ID)
-	if len(r.Deliveries) != 2 || r.Deliveries[1].State != StateFailed || len(r.Deliveries[1].Attempts) != 1 || clock.Pending("acme") != 0 {
+	if len(r.Deliveries) != 2 || r.Deliveries[1].State != paymock.DeliveryFailed || len(r.Deliveries[1].Attempts) != 1 || clock.Pending("acme") != 0 {
 		t.Errorf("after redeliver: %+v, want a second round of one failed attempt", r.Deliveries)
 	}
 	if n := len(rcv.got(t)); n != 2 {
@@ -102,7 +102,7 @@ func TestSendTest_GetsOneAttemptAndNoRetry(t *testing.T) {
 func TestSendTest_FaultsForAnyEventShapeIt(t *testing.T) {
 	rcv := newReceiver(t, nil)
 	clock := newFakeClock()
-	faults := firstAsk(Fault{RuleID: "flt_sig", BadSignature: true})
+	faults := firstAsk(paymock.WebhookFault{RuleID: "flt_sig", BadSignature: true})
 	d := newDispatcher(t, clock, Config{Faults: faults})
 	rec, err := d.SendTest(context.Background(), merchant("acme"), rcv.endpoint())
 	if err != nil {
@@ -140,7 +140,7 @@ func TestSendTest_RefusesABadEndpointAndRecordsNothing(t *testing.T) {
 			}
 		})
 	}
-	if _, total := d.Events("acme", 0, 0); total != 0 {
+	if _, total := events(t, d, "acme", 0, 0); total != 0 {
 		t.Errorf("%d events recorded, want none", total)
 	}
 }
@@ -155,12 +155,12 @@ func TestSendTest_ReturnsWhenTheContextEndsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatalf("SendTest = %v, want no error: the event was sent", err)
 	}
-	if del := only(t, rec); del.State != StatePending {
+	if del := only(t, rec); del.State != paymock.DeliveryPending {
 		t.Errorf("delivery = %+v, want pending while the receiver holds it", del)
 	}
 	release()
 	idle(t, d, "acme")
-	if del := only(t, record(t, d, "acme", rec.ID)); del.State != StateDelivered {
+	if del := only(t, record(t, d, "acme", rec.ID)); del.State != paymock.DeliveryDelivered {
 		t.Errorf("after the receiver answered: %+v, want delivered", del)
 	}
 }

@@ -12,10 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/memory"
 )
 
 func TestDeliveryIsSignedPerStandardWebhooks(t *testing.T) {
@@ -59,7 +61,7 @@ func TestDeliveryIsSignedPerStandardWebhooks(t *testing.T) {
 
 	r := record(t, d, "acme", ev.ID)
 	del := only(t, r)
-	if del.State != StateDelivered || len(del.Attempts) != 1 || del.Attempts[0].StatusCode != http.StatusNoContent {
+	if del.State != paymock.DeliveryDelivered || len(del.Attempts) != 1 || del.Attempts[0].StatusCode != http.StatusNoContent {
 		t.Errorf("delivery = %+v, want delivered after one 204", del)
 	}
 	if at := del.Attempts[0].At; at != paymock.FormatTime(clockStart) {
@@ -82,7 +84,7 @@ func TestFailingTwiceThenSucceedingTakesThreeAttemptsOnTheRetrySchedule(t *testi
 	idle(t, d, "acme")
 
 	del := only(t, record(t, d, "acme", ev.ID))
-	if del.State != StatePending || del.NextAttemptAt != paymock.FormatTime(clockStart.Add(5*time.Second)) {
+	if del.State != paymock.DeliveryPending || del.NextAttemptAt != paymock.FormatTime(clockStart.Add(5*time.Second)) {
 		t.Fatalf("after the first 500: %+v, want pending with the next attempt at +5s", del)
 	}
 	for _, step := range retry[:2] {
@@ -95,7 +97,7 @@ func TestFailingTwiceThenSucceedingTakesThreeAttemptsOnTheRetrySchedule(t *testi
 		t.Errorf("receiver got ids %v, want %s three times", got, ev.ID)
 	}
 	del = only(t, record(t, d, "acme", ev.ID))
-	if del.State != StateDelivered || del.NextAttemptAt != "" {
+	if del.State != paymock.DeliveryDelivered || del.NextAttemptAt != "" {
 		t.Errorf("state %s, next %q, want delivered with nothing scheduled", del.State, del.NextAttemptAt)
 	}
 	wantAt := []time.Time{clockStart, clockStart.Add(5 * time.Second), clockStart.Add(35 * time.Second)}
@@ -133,7 +135,7 @@ func TestUnreachableEndpointFailsAfterEveryAttempt(t *testing.T) {
 	}
 
 	del := only(t, record(t, d, "acme", ev.ID))
-	if del.State != StateFailed || len(del.Attempts) != 1+len(retry) {
+	if del.State != paymock.DeliveryFailed || len(del.Attempts) != 1+len(retry) {
 		t.Fatalf("delivery = %+v, want failed after %d attempts", del, 1+len(retry))
 	}
 	for _, a := range del.Attempts {
@@ -150,7 +152,7 @@ func TestUnreachableEndpointFailsAfterEveryAttempt(t *testing.T) {
 	// Advancing further changes nothing: the failure stays visible.
 	clock.Advance("acme", time.Hour)
 	idle(t, d, "acme")
-	if again := only(t, record(t, d, "acme", ev.ID)); again.State != StateFailed || len(again.Attempts) != 4 {
+	if again := only(t, record(t, d, "acme", ev.ID)); again.State != paymock.DeliveryFailed || len(again.Attempts) != 4 {
 		t.Errorf("after more time: %+v", again)
 	}
 }
@@ -175,7 +177,7 @@ func TestTimeoutCountsAsFailedAttempt(t *testing.T) {
 	idle(t, d, "acme")
 
 	del := only(t, record(t, d, "acme", ev.ID))
-	if del.State != StatePending || len(del.Attempts) != 1 || del.NextAttemptAt == "" {
+	if del.State != paymock.DeliveryPending || len(del.Attempts) != 1 || del.NextAttemptAt == "" {
 		t.Fatalf("delivery = %+v, want a retry scheduled after the timeout", del)
 	}
 	if a := del.Attempts[0]; !strings.Contains(a.Error, "timeout") || a.StatusCode != 0 {
@@ -192,7 +194,7 @@ func TestGoneStopsRetrying(t *testing.T) {
 	idle(t, d, "acme")
 
 	del := only(t, record(t, d, "acme", ev.ID))
-	if del.State != StateFailed || len(del.Attempts) != 1 || del.Attempts[0].StatusCode != http.StatusGone {
+	if del.State != paymock.DeliveryFailed || len(del.Attempts) != 1 || del.Attempts[0].StatusCode != http.StatusGone {
 		t.Fatalf("delivery = %+v, want failed after one 410", del)
 	}
 	if want := "endpoint answered 410 Gone: retries stopped"; del.Error != want || del.Attempts[0].Error != want {
@@ -220,7 +222,7 @@ func TestNon2xxAnswersAreRetried(t *testing.T) {
 			clock.Advance("acme", time.Second)
 			idle(t, d, "acme")
 			del := only(t, record(t, d, "acme", ev.ID))
-			if del.State != StateDelivered || len(del.Attempts) != 2 || del.Attempts[0].StatusCode != code || del.Attempts[0].Error == "" {
+			if del.State != paymock.DeliveryDelivered || len(del.Attempts) != 2 || del.Attempts[0].StatusCode != code || del.Attempts[0].Error == "" {
 				t.Errorf("delivery = %+v, want a failed %d then delivered", del, code)
 			}
 		})
@@ -252,12 +254,12 @@ func TestConcurrentPublishesAreEachDeliveredOnce(t *testing.T) {
 	if len(hits) != n || len(seen) != n {
 		t.Errorf("receiver got %d requests with %d distinct ids, want %d of each", len(hits), len(seen), n)
 	}
-	recs, total := d.Events("acme", 0, 0)
+	recs, total := events(t, d, "acme", 0, 0)
 	if total != n || len(recs) != n {
 		t.Fatalf("journal has %d (total %d), want %d", len(recs), total, n)
 	}
 	for _, r := range recs {
-		if del := only(t, r); del.State != StateDelivered || len(del.Attempts) != 1 {
+		if del := only(t, r); del.State != paymock.DeliveryDelivered || len(del.Attempts) != 1 {
 			t.Errorf("%s: %+v", r.ID, del)
 		}
 	}
@@ -282,7 +284,7 @@ func TestDeliveriesOfOnePaymentToOneEndpointStayInOrder(t *testing.T) {
 		if got := ids(rcv.got(t)); !slices.Contains(got, "evt_b1") || slices.Contains(got, "evt_a2") {
 			t.Errorf("before the retry the receiver got %v: want evt_b1 (another payment) and not evt_a2", got)
 		}
-		if del := only(t, record(t, d, "acme", "evt_a2")); del.State != StatePending || len(del.Attempts) != 0 {
+		if del := only(t, record(t, d, "acme", "evt_a2")); del.State != paymock.DeliveryPending || len(del.Attempts) != 0 {
 			t.Errorf("evt_a2 = %+v, want pending and not attempted", del)
 		}
 
@@ -298,7 +300,7 @@ func TestDeliveriesOfOnePaymentToOneEndpointStayInOrder(t *testing.T) {
 			t.Errorf("pay_a deliveries arrived as %v, want %v", payA, want)
 		}
 		for _, id := range []string{"evt_a1", "evt_a2", "evt_b1"} {
-			if del := only(t, record(t, d, "acme", id)); del.State != StateDelivered {
+			if del := only(t, record(t, d, "acme", id)); del.State != paymock.DeliveryDelivered {
 				t.Errorf("%s is %s, want delivered", id, del.State)
 			}
 		}
@@ -320,18 +322,18 @@ func TestDeliveriesOfOnePaymentToOneEndpointStayInOrder(t *testing.T) {
 		if got := ids(rcv.got(t)); !slices.Equal(got, []string{"evt_a1", "evt_a2"}) {
 			t.Errorf("receiver got %v, want evt_a1 then evt_a2", got)
 		}
-		if s := only(t, record(t, d, "acme", "evt_a1")).State; s != StateFailed {
+		if s := only(t, record(t, d, "acme", "evt_a1")).State; s != paymock.DeliveryFailed {
 			t.Errorf("evt_a1 is %s, want failed", s)
 		}
-		if s := only(t, record(t, d, "acme", "evt_a2")).State; s != StateDelivered {
+		if s := only(t, record(t, d, "acme", "evt_a2")).State; s != paymock.DeliveryDelivered {
 			t.Errorf("evt_a2 is %s, want delivered", s)
 		}
 	})
 
-	t.Run("many events of one payment with many workers arrive in publish order", func(t *testing.T) {
+	t.Run("many events of one payment with many senders arrive in publish order", func(t *testing.T) {
 		rcv := newReceiver(t, nil)
 		clock := newFakeClock()
-		d := newDispatcher(t, clock, Config{Workers: 8})
+		d := newDispatcher(t, clock, Config{MerchantSenders: 8})
 		m := merchant("acme", rcv.endpoint())
 		var want []string
 		for i := range 30 {
@@ -373,7 +375,7 @@ func TestRedeliverSendsTheSameIDAndBodyAgain(t *testing.T) {
 	}
 	r := record(t, d, "acme", ev.ID)
 	for i, del := range r.Deliveries {
-		if del.Round != i+1 || del.State != StateDelivered || len(del.Attempts) != 1 {
+		if del.Round != i+1 || del.State != paymock.DeliveryDelivered || len(del.Attempts) != 1 {
 			t.Errorf("delivery %d = %+v, want round %d delivered", i, del, i+1)
 		}
 	}
@@ -416,10 +418,11 @@ func blockingReceiver(t *testing.T) (rcv *receiver, arrived chan string, release
 	return rcv, arrived, release
 }
 
-func TestCloseLetsInFlightAttemptFinishAndInterruptsQueuedOnes(t *testing.T) {
+func TestClose_LetsTheSendUnderWayFinishAndLeavesTheRestPendingForTheNextStart(t *testing.T) {
 	rcv, arrived, release := blockingReceiver(t)
 	clock := newFakeClock()
-	d := newDispatcher(t, clock, Config{Workers: 1})
+	box := memory.NewOutbox(memory.NewPayments())
+	d := newDispatcher(t, clock, Config{Outbox: box, MerchantSenders: 1})
 	m := merchant("acme", rcv.endpoint())
 	for i := range 3 {
 		publish(t, d, m, event(t, "acme", evID(i), fmt.Sprintf("pay_%d", i)))
@@ -429,30 +432,37 @@ func TestCloseLetsInFlightAttemptFinishAndInterruptsQueuedOnes(t *testing.T) {
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- d.Close(context.Background()) }()
-	waitFor(t, "Close to begin", func() bool { d.mu.Lock(); defer d.mu.Unlock(); return d.closed })
+	waitFor(t, "Close to begin", func() bool { return d.isClosed() })
 	release()
 	if err := <-closed; err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-
-	if del := only(t, record(t, d, "acme", evID(0))); del.State != StateDelivered {
-		t.Errorf("in-flight delivery = %+v, want it to finish as delivered", del)
+	if del := only(t, record(t, d, "acme", evID(0))); del.State != paymock.DeliveryDelivered {
+		t.Errorf("the delivery under way = %+v, want it to finish as delivered", del)
 	}
 	for _, id := range []string{evID(1), evID(2)} {
-		del := only(t, record(t, d, "acme", id))
-		if del.State != StateInterrupted || len(del.Attempts) != 0 || del.Error == "" {
-			t.Errorf("queued %s = %+v, want interrupted with a reason and no attempt", id, del)
+		if del := only(t, record(t, d, "acme", id)); del.State != paymock.DeliveryPending || len(del.Attempts) != 0 {
+			t.Errorf("unsent %s = %+v, want pending with no attempt", id, del)
 		}
 	}
 	if got := len(rcv.got(t)); got != 1 {
-		t.Errorf("receiver got %d requests, want only the in-flight one", got)
+		t.Errorf("receiver got %d requests, want only the one under way", got)
+	}
+
+	// The next start on the same outbox sends them.
+	next := newDispatcher(t, clock, Config{Outbox: box})
+	next.RunDue("acme")
+	for _, id := range []string{evID(1), evID(2)} {
+		if del := only(t, record(t, next, "acme", id)); del.State != paymock.DeliveryDelivered {
+			t.Errorf("after the next start %s = %+v, want delivered", id, del)
+		}
 	}
 }
 
-func TestClosePastDeadlineInterruptsInFlightAttempt(t *testing.T) {
+func TestClose_PastItsDeadlineCutsTheSendShortAndLeavesItPendingUnrecorded(t *testing.T) {
 	rcv, arrived, _ := blockingReceiver(t)
 	clock := newFakeClock()
-	d := newDispatcher(t, clock, Config{Workers: 1})
+	d := newDispatcher(t, clock, Config{MerchantSenders: 1})
 	m := merchant("acme", rcv.endpoint())
 	publish(t, d, m, event(t, "acme", "evt_inflight", "pay_1"))
 	publish(t, d, m, event(t, "acme", "evt_queued", "pay_2"))
@@ -463,16 +473,14 @@ func TestClosePastDeadlineInterruptsInFlightAttempt(t *testing.T) {
 	if err := d.Close(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Close = %v, want the context's error", err)
 	}
-	del := only(t, record(t, d, "acme", "evt_inflight"))
-	if del.State != StateInterrupted || len(del.Attempts) != 1 || !strings.Contains(del.Attempts[0].Error, "interrupted") {
-		t.Errorf("in-flight delivery = %+v, want interrupted with its attempt recorded", del)
-	}
-	if del := only(t, record(t, d, "acme", "evt_queued")); del.State != StateInterrupted || len(del.Attempts) != 0 {
-		t.Errorf("queued delivery = %+v, want interrupted", del)
+	for _, id := range []string{"evt_inflight", "evt_queued"} {
+		if del := only(t, record(t, d, "acme", id)); del.State != paymock.DeliveryPending || len(del.Attempts) != 0 {
+			t.Errorf("%s = %+v, want pending with no attempt recorded", id, del)
+		}
 	}
 }
 
-func TestCloseInterruptsScheduledRetriesAndLaterPublishes(t *testing.T) {
+func TestClose_LeavesScheduledRetriesPendingAndRefusesLaterWork(t *testing.T) {
 	rcv := newReceiver(t, func(hit, int) int { return http.StatusInternalServerError })
 	clock := newFakeClock()
 	d := newDispatcher(t, clock, Config{Retry: []time.Duration{time.Minute}})
@@ -483,8 +491,8 @@ func TestCloseInterruptsScheduledRetriesAndLaterPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	del := only(t, record(t, d, "acme", "evt_waiting"))
-	if del.State != StateInterrupted || del.NextAttemptAt != "" || len(del.Attempts) != 1 {
-		t.Errorf("waiting delivery = %+v, want interrupted", del)
+	if del.State != paymock.DeliveryPending || del.NextAttemptAt == "" || len(del.Attempts) != 1 {
+		t.Errorf("waiting delivery = %+v, want still pending with its retry's time", del)
 	}
 	clock.Advance("acme", time.Hour) // the retry fires into a closed dispatcher
 	idle(t, d, "acme")
@@ -496,8 +504,8 @@ func TestCloseInterruptsScheduledRetriesAndLaterPublishes(t *testing.T) {
 	if !errors.Is(err, ErrClosed) {
 		t.Errorf("Publish after Close = %v, want ErrClosed", err)
 	}
-	if del := only(t, record(t, d, "acme", "evt_late")); del.State != StateInterrupted {
-		t.Errorf("late event = %+v, want recorded as interrupted", del)
+	if del := only(t, record(t, d, "acme", "evt_late")); del.State != paymock.DeliveryPending {
+		t.Errorf("late event = %+v, want stored pending for the next start", del)
 	}
 	if _, err := d.Redeliver(context.Background(), "acme", "evt_late"); !errors.Is(err, ErrClosed) {
 		t.Errorf("Redeliver after Close = %v, want ErrClosed", err)
@@ -507,34 +515,75 @@ func TestCloseInterruptsScheduledRetriesAndLaterPublishes(t *testing.T) {
 	}
 }
 
-func TestPublishWaitsForRoomInAFullQueue(t *testing.T) {
+func TestPublish_NeverWaitsForASender(t *testing.T) {
 	rcv, arrived, release := blockingReceiver(t)
 	clock := newFakeClock()
-	d := newDispatcher(t, clock, Config{Workers: 1, QueueSize: 1})
+	d := newDispatcher(t, clock, Config{Senders: 1, MerchantSenders: 1})
 	m := merchant("acme", rcv.endpoint())
-	publish(t, d, m, event(t, "acme", "evt_1", "pay_1")) // in flight
+	publish(t, d, m, event(t, "acme", "evt_0", "pay_0")) // holds the only sender
 	<-arrived
-	publish(t, d, m, event(t, "acme", "evt_2", "pay_2")) // fills the queue
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	err := d.Publish(ctx, m, event(t, "acme", "evt_3", "pay_3"))
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Publish into a full queue with a done context = %v, want context.Canceled", err)
+	// Every publish returns while the only sender is held: nothing waits
+	// for room.
+	var want []string
+	for i := range 20 {
+		publish(t, d, m, event(t, "acme", fmt.Sprintf("evt_%d", i+1), fmt.Sprintf("pay_%d", i+1)))
+		want = append(want, fmt.Sprintf("evt_%d", i+1))
 	}
-	if del := only(t, record(t, d, "acme", "evt_3")); del.State != StateInterrupted || !strings.Contains(del.Error, "queue") {
-		t.Errorf("evt_3 = %+v, want interrupted because the queue was full", del)
+	if n := len(rcv.all()); n != 1 {
+		t.Fatalf("%d requests before the release, want the one held", n)
 	}
-
-	published := make(chan error, 1)
-	go func() { published <- d.Publish(context.Background(), m, event(t, "acme", "evt_4", "pay_4")) }()
 	release()
-	if err := <-published; err != nil {
-		t.Fatalf("Publish waiting for room: %v", err)
-	}
 	idle(t, d, "acme")
-	if got := ids(rcv.got(t)); !slices.Equal(got, []string{"evt_1", "evt_2", "evt_4"}) {
-		t.Errorf("receiver got %v, want evt_1, evt_2, evt_4", got)
+	if got := ids(rcv.got(t)); !slices.Equal(got, append([]string{"evt_0"}, want...)) {
+		t.Errorf("receiver got %v, want evt_0 then the others in publish order", got)
+	}
+}
+
+func TestSenders_MerchantsWaitingForASenderAreServedInTurn(t *testing.T) {
+	slow, arrived, release := blockingReceiver(t)
+	var seenBeforeB atomic.Int64
+	fine := newReceiver(t, func(hit, int) int {
+		seenBeforeB.Store(int64(len(slow.all())))
+		return http.StatusOK
+	})
+	clock := newFakeClock()
+	d := newDispatcher(t, clock, Config{Senders: 1, MerchantSenders: 1})
+	a := merchant("acme", slow.endpoint())
+	for i := range 5 {
+		publish(t, d, a, event(t, "acme", evID(i), fmt.Sprintf("pay_%d", i)))
+	}
+	<-arrived // acme holds the only sender
+	publish(t, d, merchant("globex", fine.endpoint()), event(t, "globex", "evt_globex", "pay_g"))
+	release()
+	idle(t, d, "globex")
+	idle(t, d, "acme")
+	if n := seenBeforeB.Load(); n != 1 {
+		t.Errorf("acme had %d sends before globex's, want 1: the sender goes to globex once acme's send ends", n)
+	}
+	if n := len(slow.all()); n != 5 {
+		t.Errorf("acme got %d of its 5 deliveries", n)
+	}
+}
+
+func TestSenders_AMerchantWhoseEndpointNeverAnswersCannotDelayAnother(t *testing.T) {
+	hung, _, release := blockingReceiver(t)
+	fine := newReceiver(t, nil)
+	clock := newFakeClock()
+	// No send times out within the test: acme's hang until released.
+	d := newDispatcher(t, clock, Config{Senders: 4, MerchantSenders: 2, Timeout: time.Minute})
+	defer release()
+	a := merchant("acme", hung.endpoint(), hung.endpoint(), hung.endpoint())
+	for i := range 10 {
+		publish(t, d, a, event(t, "acme", evID(i), fmt.Sprintf("pay_%d", i)))
+	}
+	waitFor(t, "acme's senders to hang", func() bool { return len(hung.all()) == 2 })
+	publish(t, d, merchant("globex", fine.endpoint()), event(t, "globex", "evt_globex", "pay_g"))
+	idle(t, d, "globex") // returns while acme's sends still hang
+	if del := only(t, record(t, d, "globex", "evt_globex")); del.State != paymock.DeliveryDelivered {
+		t.Errorf("globex's delivery = %+v, want delivered while acme's endpoints hang", del)
+	}
+	if n := len(hung.all()); n != 2 {
+		t.Errorf("acme has %d sends under way, want its share of 2", n)
 	}
 }
 
@@ -562,7 +611,7 @@ func TestEventsAreNewestFirstPagedAndPerMerchant(t *testing.T) {
 		{"unknown merchant sees nothing", "initech", 0, 10, []string{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			recs, total := d.Events(tc.merchant, tc.offset, tc.limit)
+			recs, total := events(t, d, tc.merchant, tc.offset, tc.limit)
 			got := []string{}
 			for _, r := range recs {
 				got = append(got, r.ID)
@@ -572,7 +621,7 @@ func TestEventsAreNewestFirstPagedAndPerMerchant(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := d.Event("globex", evID(0)); ok {
+	if _, ok, _ := d.Event(context.Background(), "globex", evID(0)); ok {
 		t.Error("globex can read acme's event")
 	}
 }
@@ -586,17 +635,17 @@ func TestResetForgetsEventsAndDropsRetries(t *testing.T) {
 	publish(t, d, merchant("globex"), event(t, "globex", "evt_kept", "pay_g"))
 	idle(t, d, "acme")
 
-	d.Reset("acme")
-	if recs, total := d.Events("acme", 0, 10); total != 0 || len(recs) != 0 {
+	d.Reset(context.Background(), "acme")
+	if recs, total := events(t, d, "acme", 0, 10); total != 0 || len(recs) != 0 {
 		t.Errorf("after Reset: %d events (total %d)", len(recs), total)
 	}
-	if _, ok := d.Event("acme", "evt_old"); ok {
+	if _, ok, _ := d.Event(context.Background(), "acme", "evt_old"); ok {
 		t.Error("Event still finds a reset event")
 	}
 	if _, err := d.Redeliver(context.Background(), "acme", "evt_old"); !errors.Is(err, paymock.ErrNotFound) {
 		t.Errorf("Redeliver of a reset event = %v, want ErrNotFound", err)
 	}
-	if _, total := d.Events("globex", 0, 10); total != 1 {
+	if _, total := events(t, d, "globex", 0, 10); total != 1 {
 		t.Error("Reset of acme touched globex")
 	}
 	clock.Advance("acme", time.Minute)
@@ -624,11 +673,11 @@ func TestEndpointsChosenPerMerchant(t *testing.T) {
 		m         *paymock.Merchant
 		wantOwn   int
 		wantShare int
-		wantState []State
+		wantState []paymock.DeliveryState
 	}{
-		{"own endpoints win", merchant("acme", own.endpoint()), 1, 0, []State{StateDelivered}},
-		{"defaults when none", merchant("globex"), 0, 1, []State{StateDelivered}},
-		{"invalid endpoint fails at once, the others go", merchant("initech", bad, own.endpoint()), 1, 0, []State{StateFailed, StateDelivered}},
+		{"own endpoints win", merchant("acme", own.endpoint()), 1, 0, []paymock.DeliveryState{paymock.DeliveryDelivered}},
+		{"defaults when none", merchant("globex"), 0, 1, []paymock.DeliveryState{paymock.DeliveryDelivered}},
+		{"invalid endpoint fails at once, the others go", merchant("initech", bad, own.endpoint()), 1, 0, []paymock.DeliveryState{paymock.DeliveryFailed, paymock.DeliveryDelivered}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			beforeOwn, beforeShared := len(own.got(t)), len(shared.got(t))
@@ -641,10 +690,10 @@ func TestEndpointsChosenPerMerchant(t *testing.T) {
 				t.Errorf("default receiver got %d, want %d", n, tc.wantShare)
 			}
 			r := record(t, d, tc.m.ID, "evt_"+tc.m.ID)
-			var states []State
+			var states []paymock.DeliveryState
 			for _, del := range r.Deliveries {
 				states = append(states, del.State)
-				if del.State == StateFailed && (del.Error == "" || strings.Contains(del.Error, "not base64!")) {
+				if del.State == paymock.DeliveryFailed && (del.Error == "" || strings.Contains(del.Error, "not base64!")) {
 					t.Errorf("failed delivery error %q: want a reason without the secret", del.Error)
 				}
 			}
@@ -819,21 +868,20 @@ func TestJournal_IsBoundedButKeepsPendingEvents(t *testing.T) {
 	clock := newFakeClock()
 	d := newDispatcher(t, clock, Config{MaxEvents: 3, Retry: []time.Duration{time.Hour}})
 	m := merchant("acme", rcv.endpoint())
-	for i := range 6 {
+	for i := range trimEvery { // the journal is trimmed every trimEvery events
 		publish(t, d, m, event(t, "acme", fmt.Sprintf("evt_%d", i), fmt.Sprintf("pay_%d", i)))
 		idle(t, d, "acme")
 	}
-	recs, total := d.Events("acme", 0, 100)
+	recs, total := events(t, d, "acme", 0, 200)
 	var ids []string
 	for _, r := range recs {
 		ids = append(ids, r.ID)
 	}
-	// evt_0 waits for its retry, so it stays; of the finished ones, the
-	// newest fill the bound.
-	if total != 3 || strings.Join(ids, ",") != "evt_5,evt_4,evt_0" {
+	// The newest fill the bound; evt_0 waits for its retry, so it stays.
+	if total != 4 || strings.Join(ids, ",") != "evt_99,evt_98,evt_97,evt_0" {
 		t.Errorf("journal holds %d: %v", total, ids)
 	}
-	if _, ok := d.Event("acme", "evt_1"); ok {
+	if _, ok, _ := d.Event(context.Background(), "acme", "evt_1"); ok {
 		t.Error("a trimmed event is still found")
 	}
 	mu.Lock()
@@ -841,7 +889,7 @@ func TestJournal_IsBoundedButKeepsPendingEvents(t *testing.T) {
 	mu.Unlock()
 	clock.Advance("acme", time.Hour)
 	idle(t, d, "acme")
-	if r, ok := d.Event("acme", "evt_0"); !ok || r.Deliveries[0].State != StateDelivered {
+	if r, ok, _ := d.Event(context.Background(), "acme", "evt_0"); !ok || r.Deliveries[0].State != paymock.DeliveryDelivered {
 		t.Errorf("the kept event did not finish: %+v", r)
 	}
 }

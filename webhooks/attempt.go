@@ -1,0 +1,166 @@
+// The attempt: one send of a claimed delivery, signed (and shaped by a
+// fault when one applies), posted, classified and recorded.
+
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/paymock/paymock"
+)
+
+// msgInterrupted is the answer of a send Close cut short.
+const msgInterrupted = "interrupted: the dispatcher closed during the attempt"
+
+// attempt makes one send of a claimed delivery and records what it came
+// to; a retry it leaves pending is registered with the scheduler before it
+// returns, so that Idle returning means the scheduler knows of it.
+func (d *Dispatcher) attempt(del paymock.Delivery) {
+	ep, err := parseEndpoint(paymock.WebhookEndpoint{ID: del.EndpointID, URL: del.URL, Secret: del.Secret})
+	if err != nil {
+		d.record(del, paymock.Outcome{Sends: del.Sends, State: paymock.DeliveryFailed, Error: err.Error()}, "")
+		return
+	}
+	n := del.Sends + 1
+	ev := paymock.Event{ID: del.EventID, Type: del.EventType, MerchantID: del.MerchantID, Body: del.Body}
+	at := d.clock.Now(del.MerchantID)
+	var (
+		status      int
+		errMsg      string
+		interrupted bool
+		attempts    []paymock.AttemptRecord
+	)
+	if sh := shapeOf(del); sh == nil {
+		start := time.Now()
+		status, errMsg, interrupted = d.post(ep, ev, nil)
+		attempts = []paymock.AttemptRecord{{Attempt: n, At: paymock.FormatTime(at), StatusCode: status, Error: errMsg,
+			DurationMS: time.Since(start).Milliseconds()}}
+	} else {
+		status, errMsg, interrupted, attempts = d.postShaped(ep, ev, sh, n, at)
+	}
+	if interrupted {
+		// Cut short by Close: not recorded, so that the send is made again
+		// by whichever sender claims it next.
+		d.obs.WebhookAttempt(string(paymock.DeliveryInterrupted))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := d.box.Release(ctx, del); err != nil {
+			d.log.Warn("webhook claim not released; it lapses with its lease", "event", del.EventID, "error", err)
+		}
+		return
+	}
+	out, outcome := d.next(n, status, errMsg, del.OneShot, at)
+	out.Attempts = attempts
+	d.obs.WebhookAttempt(outcome)
+	d.log.Debug("webhook attempt", "merchant", del.MerchantID, "event", del.EventID, "url", ep.display,
+		"attempt", n, "status", status, "error", errMsg)
+	if d.record(del, out, errMsg) && out.State == paymock.DeliveryPending {
+		d.sched.At(del.MerchantID, out.NextAt, d.dueFn(del.MerchantID))
+	}
+}
+
+// record records an outcome in the outbox; false when it could not be
+// (the claim then lapses, and the send is made again).
+func (d *Dispatcher) record(del paymock.Delivery, out paymock.Outcome, lastErr string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.box.Attempted(ctx, del, out); err != nil {
+		d.log.Warn("webhook attempt not recorded; the delivery is sent again once its claim lapses",
+			"event", del.EventID, "error", err)
+		return false
+	}
+	if out.State != paymock.DeliveryPending {
+		d.obs.EventFinished(string(out.State))
+		if out.State == paymock.DeliveryFailed {
+			d.log.Warn("webhook delivery failed", "merchant", del.MerchantID, "event", del.EventID,
+				"reason", out.Error, "last_error", lastErr)
+		}
+	}
+	return true
+}
+
+// post makes one signed POST, shaped by sh when it is not nil. It returns
+// the status code (0 without an answer), an error message ("" on a 2xx),
+// and whether Close cut the attempt short.
+func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape) (int, string, bool) {
+	ctx, cancel := context.WithTimeout(d.sendCtx, d.timeout)
+	defer cancel()
+	now := d.now()
+	key := ep.key
+	if sh != nil {
+		now = now.Add(sh.skew)
+		if sh.badSignature {
+			key = wrongKey(key)
+		}
+	}
+	ts := now.Unix()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(ev.Body))
+	if err != nil {
+		return 0, "request not built: " + err.Error(), false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set(HeaderID, ev.ID)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderSignature, signKey(key, ev.ID, ts, ev.Body))
+	resp, err := d.client.Do(req)
+	if err != nil {
+		switch {
+		case d.sendCtx.Err() != nil:
+			return 0, msgInterrupted, true
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return 0, fmt.Sprintf("timeout: no answer within %s", d.timeout), false
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its URL is in the record already
+		}
+		return 0, "request failed: " + err.Error(), false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	code := resp.StatusCode
+	switch {
+	case code >= 200 && code < 300:
+		return code, "", false
+	case code == http.StatusGone:
+		return code, msgGone, false
+	case code >= 300 && code < 400:
+		return code, fmt.Sprintf("endpoint answered %d %s (redirects are not followed)", code, http.StatusText(code)), false
+	}
+	return code, fmt.Sprintf("endpoint answered %d %s", code, http.StatusText(code)), false
+}
+
+// postShaped makes a shaped send: its copies one after the other. The
+// send's outcome is that of the first copy answered with a 2xx, or else
+// of the last copy.
+func (d *Dispatcher) postShaped(ep endpoint, ev paymock.Event, sh *shape, n int, at time.Time) (int, string, bool, []paymock.AttemptRecord) {
+	made := make([]paymock.AttemptRecord, 0, sh.copies)
+	decided, interrupted := -1, false
+	for c := 1; c <= sh.copies; c++ {
+		start := time.Now()
+		status, msg, intr := d.post(ep, ev, sh)
+		made = append(made, paymock.AttemptRecord{Attempt: n, At: paymock.FormatTime(at), StatusCode: status, Error: msg,
+			DurationMS: time.Since(start).Milliseconds(), Fault: sh.record(c)})
+		if msg == "" && decided < 0 {
+			decided = len(made) - 1
+		}
+		if intr {
+			interrupted = decided < 0
+			break
+		}
+	}
+	if decided < 0 {
+		decided = len(made) - 1
+	}
+	a := made[decided]
+	return a.StatusCode, a.Error, interrupted, made
+}
