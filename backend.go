@@ -11,4 +11,6 @@ package paymock
 type Backend struct {
 	// Payments keeps payments and customers.
 	Payments Store
+	// Faults keeps each merchant's fault rules and their counts.
+	Faults FaultRules
 }

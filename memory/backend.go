@@ -7,5 +7,7 @@ import "github.com/paymock/paymock"
 // New returns a Backend held in memory: nothing to set up, nothing kept
 // once the process ends.
 func New() paymock.Backend {
-	return paymock.Backend{Payments: NewPayments()}
+	b := paymock.Backend{Payments: NewPayments()}
+	b.Faults = NewFaultRules()
+	return b
 }

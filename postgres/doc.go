@@ -98,7 +98,7 @@
 //
 // # Fault rules
 //
-// *Store implements faults.RuleStore, so that the replicas share every
+// *Store implements paymock.FaultRules, so that the replicas share every
 // merchant's fault rules in fault_rules: a row per rule added through the
 // control API (the rule as json; hits, remaining and draws as columns),
 // and a row per merchant and rule from --faults FILE once that merchant's

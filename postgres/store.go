@@ -98,7 +98,9 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 // Backend is the store as a paymock.Backend, every concern on this
 // database.
 func (s *Store) Backend() paymock.Backend {
-	return paymock.Backend{Payments: s}
+	b := paymock.Backend{Payments: s}
+	b.Faults = s
+	return b
 }
 
 // Close closes every connection, waiting for those in use.
