@@ -13,4 +13,6 @@ type Backend struct {
 	Payments Store
 	// Faults keeps each merchant's fault rules and their counts.
 	Faults FaultRules
+	// Journal keeps each merchant's request journal and its counts.
+	Journal JournalStore
 }

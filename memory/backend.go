@@ -9,5 +9,6 @@ import "github.com/paymock/paymock"
 func New() paymock.Backend {
 	b := paymock.Backend{Payments: NewPayments()}
 	b.Faults = NewFaultRules()
+	b.Journal = NewJournal()
 	return b
 }

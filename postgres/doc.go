@@ -115,7 +115,7 @@
 //
 // # Request journal
 //
-// The store is a mockserver.JournalStore, so the request journal and the
+// The store is a paymock.JournalStore, so the request journal and the
 // report's counters are every replica's. A replica inserts each request
 // into request_journal before its answer leaves, so that a report asked of
 // any replica right after counts it: the entry as json, its violations as

@@ -100,6 +100,7 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 func (s *Store) Backend() paymock.Backend {
 	b := paymock.Backend{Payments: s}
 	b.Faults = s
+	b.Journal = s
 	return b
 }
 

@@ -239,6 +239,7 @@ func New(cfg Config) (*Sandbox, error) {
 		BodyLimit:   cfg.BodyLimit,
 		Lifecycle:   engine,
 		JournalSize: journalSize,
+		Journal:     backend.Journal,
 		Variants:    variants,
 		Seeder:      newSeeder(cfg.FakePayments, seed),
 		Faults:      rules,
@@ -248,7 +249,6 @@ func New(cfg Config) (*Sandbox, error) {
 	if met != nil {
 		mcfg.Metrics = met.Handler()
 	}
-	shareJournal(store, &mcfg)
 	server, err := mockserver.New(mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -331,7 +331,9 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 		if err := s.faults.Forget(ctx, id); err != nil {
 			s.log.Warn("forgotten merchant's fault rules not dropped", "merchant", id, "error", err)
 		}
-		s.server.Forget(id)
+		if err := s.server.Forget(ctx, id); err != nil {
+			s.log.Warn("forgotten merchant's request journal not dropped", "merchant", id, "error", err)
+		}
 		s.log.Info("forgot an idle open-mode merchant", "merchant", id, "idle_for_more_than", s.idleTTL.String())
 	}
 	return gone
