@@ -43,8 +43,10 @@ func JournalMillis(us int64) float64 {
 // reached answers an error wrapping ErrUnavailable.
 type JournalStore interface {
 	// AppendRequest stores one request as its merchant's newest. It is
-	// called on every request, with a context that is never cancelled: a
-	// store that can stall bounds its own time.
+	// called on every request with the request's context, which may be
+	// done when the client went away: the request was served and
+	// belongs in the report, so the store writes it even then, bounding
+	// its own time if it can stall.
 	AppendRequest(ctx context.Context, merchantID string, r JournalRecord) error
 	// TrimRequests keeps the merchant's newest keep requests and folds
 	// the older ones into the counts of CountRequests, which so cover

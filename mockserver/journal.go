@@ -99,9 +99,7 @@ func (j *requestJournal) append(ctx context.Context, log *slog.Logger, merchantI
 		return
 	}
 	// The entry is written before the answer leaves, even when the client
-	// has gone: the request was served and belongs in the report. The
-	// store bounds its own time (paymock.JournalStore.AppendRequest).
-	ctx = context.WithoutCancel(ctx)
+	// has gone (paymock.JournalStore.AppendRequest says how).
 	err := answered
 	if !errors.Is(err, paymock.ErrUnavailable) {
 		err = j.store.AppendRequest(ctx, merchantID, r)
@@ -118,7 +116,7 @@ func (j *requestJournal) append(ctx context.Context, log *slog.Logger, merchantI
 		log.InfoContext(ctx, "request journal entries stored again", "lost", j.lost.Swap(0))
 	}
 	if j.trimDue(merchantID) {
-		if err := j.store.TrimRequests(ctx, merchantID, j.size); err != nil {
+		if err := j.store.TrimRequests(context.WithoutCancel(ctx), merchantID, j.size); err != nil {
 			// The next trim takes what this one left.
 			log.WarnContext(ctx, "request journal not trimmed", "merchant", merchantID, "error", err)
 		}

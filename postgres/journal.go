@@ -21,7 +21,8 @@ const journalWriteTimeout = 5 * time.Second
 // AppendRequest implements paymock.JournalStore: one INSERT, which
 // takes no lock another append waits for.
 func (s *Store) AppendRequest(ctx context.Context, merchantID string, r paymock.JournalRecord) error {
-	ctx, cancel := context.WithTimeout(ctx, journalWriteTimeout)
+	// Written even when the client has gone, for the report.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalWriteTimeout)
 	defer cancel()
 	e := r.Entry
 	e.Violations = nil // a column of their own
@@ -76,6 +77,9 @@ func (s *Store) TrimRequests(ctx context.Context, merchantID string, keep int) e
 	if keep < 0 {
 		return fmt.Errorf("postgres: trim the request journal to %d requests: want 0 or more", keep)
 	}
+	// A trim runs on a request's way out: bounded as an append is.
+	ctx, cancel := context.WithTimeout(ctx, journalWriteTimeout)
+	defer cancel()
 	if _, err := s.pool.Exec(ctx, trimRequests, merchantID, keep); err != nil {
 		return check("trim the request journal of "+merchantID, err)
 	}
