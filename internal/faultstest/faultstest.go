@@ -322,8 +322,9 @@ func fileRulesPerMerchant(t *testing.T, open func(t *testing.T) paymock.FaultRul
 	store := open(t)
 	s := newSet(t, store, faults.Config{FileRules: fileRules()})
 	again := newSet(t, store, faults.Config{FileRules: fileRules()})
-	if a, b := ids(list(t, s, "m1")), ids(list(t, again, "m1")); !slices.Equal(a, b) {
-		t.Fatalf("file rule ids %v and %v differ for one file", a, b)
+	inMemory := newSet(t, memory.NewFaultRules(), faults.Config{FileRules: fileRules()})
+	if a, b, c := ids(list(t, s, "m1")), ids(list(t, again, "m1")), ids(list(t, inMemory, "m1")); !slices.Equal(a, b) || !slices.Equal(a, c) {
+		t.Fatalf("file rule ids %v, %v and in memory %v differ for one file", a, b, c)
 	}
 	for _, m := range []string{"m1", "m2"} {
 		for i, want := range []string{"f.yaml:1", "f.yaml:1", "f.yaml:4"} {
