@@ -34,4 +34,8 @@ type Backend struct {
 	Outbox Outbox
 	// Events stores a payment's transition with its event in one step.
 	Events EventStore
+	// Faults keeps each merchant's fault rules and their counts.
+	Faults FaultRules
+	// Journal keeps each merchant's request journal and its counts.
+	Journal JournalStore
 }

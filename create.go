@@ -336,7 +336,7 @@ func validateMetadata(raw []byte) []Violation {
 	sort.Strings(keys) // one order of violations for one body
 	for _, k := range keys {
 		if utf8.RuneCountInString(k) > MaxMetadataKeyLen {
-			add(fmt.Sprintf("metadata key %q is longer than %d characters", clip(k), MaxMetadataKeyLen))
+			add(fmt.Sprintf("metadata key %q is longer than %d characters", clip(k, 40), MaxMetadataKeyLen))
 			continue
 		}
 		v := bytes.TrimSpace(fields[k])

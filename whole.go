@@ -21,17 +21,17 @@ func (w *Whole) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil // as for any Go value: null leaves it alone
 	}
-	n, ok := wholeOf(b)
+	n, ok := ParseWhole(b)
 	if !ok {
-		return &json.UnmarshalTypeError{Value: "number " + clip(string(b)), Type: reflect.TypeFor[int64]()}
+		return &json.UnmarshalTypeError{Value: "number " + clip(string(b), 40), Type: reflect.TypeFor[int64]()}
 	}
 	*w = Whole(n)
 	return nil
 }
 
-// wholeOf is the value of the JSON number literal b when it is a whole
+// ParseWhole is the value of the JSON number literal b when it is a whole
 // number within int64.
-func wholeOf(b []byte) (int64, bool) {
+func ParseWhole(b []byte) (int64, bool) {
 	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
 		return 0, false // a string, a bool or an object is not a number
 	}
@@ -84,12 +84,4 @@ func exponentTooLarge(exp []byte) bool {
 		exp = exp[1:]
 	}
 	return len(exp) > 3
-}
-
-// clip keeps an echoed value short.
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }

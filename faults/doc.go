@@ -37,9 +37,11 @@
 //  3. then API rules newest first, file rules in file order.
 //
 // A rule with probability below 1 that loses its draw is skipped, and the
-// next one is tried. Draws come from a PCG stream seeded with the run's
-// seed and the merchant id, so the same calls in the same order give the
-// same hits in every run with that seed.
+// next one is tried; a rule with probability 0 is not drawn for. The n-th
+// draw of a rule is a hash of the run's seed, the merchant, the rule's id
+// and n, with n counted where the rule is kept: the same seed, rules and
+// calls give the same hits on memory or PostgreSQL, on one replica or
+// several, and one merchant's calls never move another's draws.
 //
 // # File rules and merchants
 //
@@ -48,28 +50,20 @@
 // clear all its rules, for itself only; a sandbox reset (Set.Reset) brings
 // the file rules back with fresh counts and restarts the merchant's draws.
 //
-// # Several replicas
+// # Where rules are kept
 //
-// With Config.Store (a RuleStore: package postgres, for --store
-// postgres://...) the Set holds nothing per merchant: every rule, hit,
-// countdown and draw is in the store, so a rule added on one replica fires
-// on the next matching call on any, a delete on one stops it everywhere at
-// once, and times N fires N times in all. A call costs one query for the
-// merchant's candidate rules (which finds nothing for a merchant without
-// rules), and one more for each draw and for the hit.
-//
-// Draws cannot come from a stream per merchant, which each replica would
-// hold on its own: the n-th draw of a rule is a hash of the seed, the
-// merchant, the rule's id and n, with n counted in the store. The same
-// seed, rules and calls give the same hits on one replica or several
-// (though not the same hits as in memory), and a rule that cannot fire
-// (probability 0) is not drawn for.
+// A Set holds the algorithm; the rules, their counts and draws are kept by
+// the backend's paymock.FaultRules (Config.Store): package memory in the
+// process, package postgres where every replica sees them, so a rule
+// added on one replica fires on the next matching call on any, and times
+// N fires N times in all. A call costs the store's look-up of candidate
+// rules (in memory, for a merchant with no rule for the call, one
+// lock-free map look-up and no allocation; on PostgreSQL one query), and
+// one more step for each draw and for the hit.
 //
 // File rules stay in each replica's memory, every replica loading the same
 // file; their ids are made from their places in the file and their fields,
-// the same on every replica, and each merchant's counts of them are in the
-// store. Forget leaves shared rules alone, for the other replicas. The
-// methods that take a context report a store that cannot be reached (an
-// error wrapping paymock.ErrUnavailable); those without one, kept for
-// callers that cannot report it, then see no rule and change nothing.
+// the same on every replica and backend, and each merchant's counts of
+// them are in the store. Every method takes a context and reports a store
+// that cannot be reached (an error wrapping paymock.ErrUnavailable).
 package faults

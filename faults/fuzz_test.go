@@ -16,6 +16,7 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
+	"github.com/paymock/paymock/memory"
 )
 
 // maxHeaderMessage bounds the message of a refused Paymock-Fault header.
@@ -154,15 +155,19 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		// What a file accepts, a rule set takes, and matching it is safe.
-		set, err := faults.New(faults.Config{Seed: 1, FileRules: rules, Operations: ops})
+		set, err := faults.New(faults.Config{Store: memory.NewFaultRules(), Seed: 1, FileRules: rules, Operations: ops})
 		if err != nil {
 			t.Fatalf("faults.New refused rules Parse accepted from %q: %v", data, err)
 		}
 		for _, op := range ops {
-			set.MatchAPI("mer_fuzz", op)
+			if _, _, err := set.MatchAPI(t.Context(), "mer_fuzz", op); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, et := range faults.EventTypes() {
-			set.MatchWebhook("mer_fuzz", string(et))
+			if _, _, err := set.MatchWebhook(t.Context(), "mer_fuzz", string(et)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }

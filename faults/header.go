@@ -12,10 +12,10 @@ import (
 )
 
 // Header is the request header that asks for a fault on that request.
-const Header = "Paymock-Fault"
+const Header = paymock.FaultHeader
 
 // HeaderRuleID is the ID (and Source) of a rule read from the header.
-const HeaderRuleID = "header"
+const HeaderRuleID = paymock.FaultHeaderRuleID
 
 const headerForms = "accepted: status=503, status=429; retry_after=3, delay=1500ms, delay=2s; status=504 or reset, " +
 	"each optionally followed by ; when=after"
@@ -48,7 +48,7 @@ func ParseHeader(v string) (Rule, error) {
 				continue // an unknown setting is named once, however often it is sent
 			}
 			seen[key] = true
-			if p := r.setHeaderField(key, val, hasVal); p != "" {
+			if p := setHeaderField(&r, key, val, hasVal); p != "" {
 				problems = append(problems, p)
 			}
 		}
@@ -89,7 +89,7 @@ func knownHeaderKey(key string) bool {
 }
 
 // setHeaderField applies one key=value setting, or says what is wrong.
-func (r *Rule) setHeaderField(key, val string, hasVal bool) string {
+func setHeaderField(r *Rule, key, val string, hasVal bool) string {
 	if key == "reset" {
 		if hasVal {
 			return "reset takes no value"

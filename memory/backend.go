@@ -22,5 +22,7 @@ func New() paymock.Backend {
 		Advances:  clocks,
 		Outbox:    outbox,
 		Events:    outbox,
+		Faults:    NewFaultRules(),
+		Journal:   NewJournal(),
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v5"
@@ -64,4 +65,34 @@ func kindName(t reflect.Type) string {
 		return "true or false"
 	}
 	return "of another type"
+}
+
+// wholeFields rewrites the named top-level fields of a JSON object that
+// hold a whole number in another form (503.0, 5.03e2) as plain integers,
+// for Go types whose integer fields are plain ints. Anything else, and a
+// body that is not an object, is left as it is for the decode to judge.
+func wholeFields(body []byte, names ...string) []byte {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return body
+	}
+	changed := false
+	for _, name := range names {
+		raw, ok := fields[name]
+		if !ok || bytes.IndexAny(raw, ".eE") < 0 {
+			continue
+		}
+		if n, ok := paymock.ParseWhole(bytes.TrimSpace(raw)); ok {
+			fields[name] = strconv.AppendInt(nil, n, 10)
+			changed = true
+		}
+	}
+	if !changed {
+		return body
+	}
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return body
+	}
+	return out
 }

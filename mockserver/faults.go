@@ -20,18 +20,16 @@ import (
 
 // Faults is the rule book the fault step and the control API consult
 // (implemented by *faults.Set). Its rules may live in a database every
-// replica shares: each method but Reset can then fail, with an error
-// wrapping paymock.ErrUnavailable when the database cannot be reached
-// (answered 503 store_unavailable).
+// replica shares: each method can then fail, with an error wrapping
+// paymock.ErrUnavailable when the database cannot be reached (answered 503
+// store_unavailable).
 type Faults interface {
-	MatchAPIContext(ctx context.Context, merchantID, operation string) (faults.Rule, bool, error)
-	AddContext(ctx context.Context, merchantID string, r faults.Rule) (faults.Rule, error)
-	ListContext(ctx context.Context, merchantID string) ([]faults.Rule, error)
-	DeleteContext(ctx context.Context, merchantID, id string) error
-	ClearContext(ctx context.Context, merchantID string) error
-	ResetContext(ctx context.Context, merchantID string) error
-	// Reset is ResetContext for a caller that cannot report an error.
-	Reset(merchantID string)
+	MatchAPI(ctx context.Context, merchantID, operation string) (faults.Rule, bool, error)
+	Add(ctx context.Context, merchantID string, r faults.Rule) (faults.Rule, error)
+	List(ctx context.Context, merchantID string) ([]faults.Rule, error)
+	Delete(ctx context.Context, merchantID, id string) error
+	Clear(ctx context.Context, merchantID string) error
+	Reset(ctx context.Context, merchantID string) error
 }
 
 // injectFaults shapes a service API call by the fault asked for: the
@@ -52,7 +50,7 @@ func (s *Server) injectFaults(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 		} else {
-			matched, ok, err := s.faults.MatchAPIContext(r.Context(), x.merchant.ID, x.route.OperationID())
+			matched, ok, err := s.faults.MatchAPI(r.Context(), x.merchant.ID, x.route.OperationID())
 			if err != nil {
 				return err // the rules' store is down: the call is not carried out
 			}
@@ -127,10 +125,10 @@ type faultsJSON struct {
 // addFault handles POST /_sandbox/faults.
 func (s *Server) addFault(c *echo.Context) error {
 	var in faults.Rule
-	if err := decodeBody(c, &in); err != nil {
+	if err := decodeFaultRule(bodyOf(c), &in); err != nil {
 		return err
 	}
-	r, err := s.faults.AddContext(c.Request().Context(), merchantOf(c).ID, in)
+	r, err := s.faults.Add(c.Request().Context(), merchantOf(c).ID, in)
 	if err != nil {
 		return err
 	}
@@ -139,7 +137,7 @@ func (s *Server) addFault(c *echo.Context) error {
 
 // listFaults handles GET /_sandbox/faults.
 func (s *Server) listFaults(c *echo.Context) error {
-	items, err := s.faults.ListContext(c.Request().Context(), merchantOf(c).ID)
+	items, err := s.faults.List(c.Request().Context(), merchantOf(c).ID)
 	if err != nil {
 		return err
 	}
@@ -148,7 +146,7 @@ func (s *Server) listFaults(c *echo.Context) error {
 
 // deleteFault handles DELETE /_sandbox/faults/{id}.
 func (s *Server) deleteFault(c *echo.Context) error {
-	if err := s.faults.DeleteContext(c.Request().Context(), merchantOf(c).ID, pathParam(c, "id")); err != nil {
+	if err := s.faults.Delete(c.Request().Context(), merchantOf(c).ID, pathParam(c, "id")); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -156,7 +154,7 @@ func (s *Server) deleteFault(c *echo.Context) error {
 
 // clearFaults handles DELETE /_sandbox/faults: no fault is left.
 func (s *Server) clearFaults(c *echo.Context) error {
-	if err := s.faults.ClearContext(c.Request().Context(), merchantOf(c).ID); err != nil {
+	if err := s.faults.Clear(c.Request().Context(), merchantOf(c).ID); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -203,4 +201,10 @@ func injectedBy(r faults.Rule) string {
 		what = append(what, "when=after")
 	}
 	return how + ": " + strings.Join(what, "; ")
+}
+
+// decodeFaultRule decodes a rule's body. Its counts and codes are Go
+// ints, and JSON's 503.0 is the same number as 503, so it is read as one.
+func decodeFaultRule(body []byte, r *faults.Rule) error {
+	return decodeJSON(wholeFields(body, "status", "retry_after", "delay_ms", "times", "duplicate", "timestamp_skew_s", "window_ms"), r)
 }

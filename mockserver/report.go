@@ -67,11 +67,6 @@ type Report struct {
 	Operations    []ReportOperation `json:"operations"`
 }
 
-// buildReport is the report of this replica's own journal.
-func (s *Server) buildReport(merchantID string) Report {
-	return s.reportOf(s.journal.snapshot(merchantID))
-}
-
 // reportOf is the report of a merchant's counters, over every operation
 // of the service contract.
 func (s *Server) reportOf(snap merchantJournal) Report {

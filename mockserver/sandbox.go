@@ -99,7 +99,7 @@ func (s *Server) reset(c *echo.Context) error {
 		return err
 	}
 	if s.faults != nil {
-		if err := s.faults.ResetContext(c.Request().Context(), m.ID); err != nil {
+		if err := s.faults.Reset(c.Request().Context(), m.ID); err != nil {
 			return err
 		}
 	}

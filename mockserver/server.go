@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -57,6 +58,9 @@ type Config struct {
 	// 0 means DefaultJournalSize, and a negative size turns the journal
 	// (and so the report) off.
 	JournalSize int
+	// Journal keeps the request journal: the backend's. Required unless
+	// the journal is off.
+	Journal paymock.JournalStore
 	// Variants picks the wire form of each payment sent; nil is the
 	// default form.
 	Variants *paymock.Variants
@@ -161,7 +165,6 @@ func New(cfg Config) (*Server, error) {
 		bodyLimit:  cfg.BodyLimit,
 		docs:       docs,
 		lifecycle:  cfg.Lifecycle,
-		journal:    newJournal(cfg.JournalSize), // nil when turned off
 		variants:   cfg.Variants,
 		seeder:     cfg.Seeder,
 		faults:     cfg.Faults,
@@ -171,6 +174,9 @@ func New(cfg Config) (*Server, error) {
 		ready:      cfg.Ready,
 		nosniff:    []string{"nosniff"},
 		noStore:    []string{"no-store"},
+	}
+	if s.journal, err = newJournal(cfg.JournalSize, cfg.Journal); err != nil { // nil when turned off
+		return nil, err
 	}
 	if s.observer == nil {
 		s.observer = noObserver{}
@@ -278,12 +284,17 @@ func (s *Server) Report(ctx context.Context, merchantID string) (Report, error) 
 }
 
 // Forget drops what the server holds of a merchant that is gone (an idle
-// open-mode merchant): its journal and its seeding mark.
-func (s *Server) Forget(merchantID string) {
-	if s.journal != nil {
-		s.journal.reset(merchantID)
-	}
+// open-mode merchant): its seeding mark, and its journal as far as this
+// process holds it (paymock.JournalStore.ForgetRequests).
+func (s *Server) Forget(ctx context.Context, merchantID string) error {
 	s.seeded.Delete(merchantID)
+	if s.journal == nil {
+		return nil
+	}
+	if err := s.journal.forget(ctx, merchantID); err != nil {
+		return fmt.Errorf("forget the request journal of %s: %w", merchantID, err)
+	}
+	return nil
 }
 
 // healthz handles GET /healthz: liveness. The process is up and serving;

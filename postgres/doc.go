@@ -100,7 +100,7 @@
 //
 // # Fault rules
 //
-// *Store implements faults.RuleStore, so that the replicas share every
+// *Store implements paymock.FaultRules, so that the replicas share every
 // merchant's fault rules in fault_rules: a row per rule added through the
 // control API (the rule as json; hits, remaining and draws as columns),
 // and a row per merchant and rule from --faults FILE once that merchant's
@@ -117,7 +117,7 @@
 //
 // # Request journal
 //
-// The store is a mockserver.JournalStore, so the request journal and the
+// The store is a paymock.JournalStore, so the request journal and the
 // report's counters are every replica's. A replica inserts each request
 // into request_journal before its answer leaves, so that a report asked of
 // any replica right after counts it: the entry as json, its violations as

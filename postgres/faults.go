@@ -1,5 +1,5 @@
 // Each merchant's fault rules and their counts, shared by the replicas:
-// the faults.RuleStore of a Set.
+// the paymock.FaultRules of a PostgreSQL Backend.
 
 package postgres
 
@@ -10,10 +10,10 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/paymock/paymock/faults"
+	"github.com/paymock/paymock"
 )
 
-var _ faults.RuleStore = (*Store)(nil)
+var _ paymock.FaultRules = (*Store)(nil)
 
 // faultLockClass is the first key of the advisory locks that serialise
 // adding rules for one merchant (the second is a hash of its id): "flt" in
@@ -24,11 +24,11 @@ const faultLockClass int32 = 0x666c74
 // spent. An API rule is never removed, only deleted.
 const live = `NOT f.removed AND (f.remaining IS NULL OR f.remaining > 0)`
 
-// AddRule implements faults.RuleStore. Adds for one merchant take an
+// AddRule implements paymock.FaultRules. Adds for one merchant take an
 // advisory lock in turn, so that replicas adding at once cannot pass the
 // limit together; spent rules are dropped then, which bounds the rows a
 // merchant holds.
-func (s *Store) AddRule(ctx context.Context, merchantID string, r faults.Rule, limit int) error {
+func (s *Store) AddRule(ctx context.Context, merchantID string, r paymock.FaultRule, limit int) error {
 	doc, err := encodeRule(r)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (s *Store) AddRule(ctx context.Context, merchantID string, r faults.Rule, l
 			return err
 		}
 		if n >= limit {
-			return faults.ErrTooManyRules
+			return paymock.ErrTooManyFaultRules
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO fault_rules (merchant_id, id, from_file, target, selector, rule, remaining)
 			VALUES ($1, $2, false, $3, $4, $5, $6) ON CONFLICT (merchant_id, id) DO NOTHING`,
@@ -61,11 +61,11 @@ func (s *Store) AddRule(ctx context.Context, merchantID string, r faults.Rule, l
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return faults.ErrDuplicateID
+			return paymock.ErrDuplicateFaultRule
 		}
 		return nil
 	})
-	if errors.Is(err, faults.ErrTooManyRules) || errors.Is(err, faults.ErrDuplicateID) {
+	if errors.Is(err, paymock.ErrTooManyFaultRules) || errors.Is(err, paymock.ErrDuplicateFaultRule) {
 		return err
 	}
 	if err != nil {
@@ -77,18 +77,18 @@ func (s *Store) AddRule(ctx context.Context, merchantID string, r faults.Rule, l
 // ruleColumns are what Rules and Candidates read, in scanRules' order.
 const ruleColumns = `f.id, f.seq, f.from_file, f.target, f.rule, f.removed, f.hits, f.remaining`
 
-// Rules implements faults.RuleStore.
-func (s *Store) Rules(ctx context.Context, merchantID string) ([]faults.Stored, error) {
+// Rules implements paymock.FaultRules.
+func (s *Store) Rules(ctx context.Context, merchantID string) ([]paymock.StoredFaultRule, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+ruleColumns+` FROM fault_rules f
 		WHERE f.merchant_id = $1 AND (f.from_file OR f.remaining IS NULL OR f.remaining > 0)`, merchantID)
 	return scanRules(rows, err, "listing the fault rules of "+merchantID)
 }
 
-// Candidates implements faults.RuleStore: one look-up of the candidates
+// Candidates implements paymock.FaultRules: one look-up of the candidates
 // index, which finds nothing at all for a merchant without rules.
-func (s *Store) Candidates(ctx context.Context, merchantID string, target faults.Target, selector string) ([]faults.Stored, error) {
+func (s *Store) Candidates(ctx context.Context, merchantID string, target paymock.FaultTarget, selector string) ([]paymock.StoredFaultRule, error) {
 	if !storable(selector) {
-		selector = faults.Wildcard // no rule is for it: only the rules for any can match
+		selector = paymock.FaultWildcard // no rule is for it: only the rules for any can match
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+ruleColumns+` FROM fault_rules f
 		WHERE f.merchant_id = $1 AND f.target = $2 AND f.selector IN ($3, '*')
@@ -96,14 +96,14 @@ func (s *Store) Candidates(ctx context.Context, merchantID string, target faults
 	return scanRules(rows, err, "matching the fault rules of "+merchantID)
 }
 
-func scanRules(rows pgx.Rows, err error, what string) ([]faults.Stored, error) {
+func scanRules(rows pgx.Rows, err error, what string) ([]paymock.StoredFaultRule, error) {
 	if err != nil {
 		return nil, check(what, err)
 	}
 	defer rows.Close()
-	var out []faults.Stored
+	var out []paymock.StoredFaultRule
 	for rows.Next() {
-		var st faults.Stored
+		var st paymock.StoredFaultRule
 		var id, target string
 		var doc []byte
 		var hits int
@@ -117,7 +117,7 @@ func scanRules(rows pgx.Rows, err error, what string) ([]faults.Stored, error) {
 			}
 			st.Rule = st.Rule.Normalize()
 		}
-		st.Rule.ID, st.Rule.Target, st.Rule.Hits, st.Rule.Remaining = id, faults.Target(target), hits, remaining
+		st.Rule.ID, st.Rule.Target, st.Rule.Hits, st.Rule.Remaining = id, paymock.FaultTarget(target), hits, remaining
 		out = append(out, st)
 	}
 	if err := rows.Err(); err != nil {
@@ -128,7 +128,7 @@ func scanRules(rows pgx.Rows, err error, what string) ([]faults.Stored, error) {
 
 // fileCounts are the values of a file rule's first row for a merchant:
 // its counts when fresh, with what the row is matched by.
-func fileCounts(r faults.Rule) (target, selector string, remaining *int) {
+func fileCounts(r paymock.FaultRule) (target, selector string, remaining *int) {
 	if r.Times != nil {
 		n := *r.Times
 		remaining = &n
@@ -136,8 +136,8 @@ func fileCounts(r faults.Rule) (target, selector string, remaining *int) {
 	return string(r.Target), r.Selector(), remaining
 }
 
-// DrawRule implements faults.RuleStore.
-func (s *Store) DrawRule(ctx context.Context, merchantID string, r faults.Rule, file bool) (int64, bool, error) {
+// DrawRule implements paymock.FaultRules.
+func (s *Store) DrawRule(ctx context.Context, merchantID string, r paymock.FaultRule, file bool) (int64, bool, error) {
 	var row pgx.Row
 	if file {
 		target, selector, remaining := fileCounts(r)
@@ -161,10 +161,10 @@ func (s *Store) DrawRule(ctx context.Context, merchantID string, r faults.Rule, 
 	return n, true, nil
 }
 
-// HitRule implements faults.RuleStore. The row is locked by the one
+// HitRule implements paymock.FaultRules. The row is locked by the one
 // statement that checks and takes from remaining, so concurrent hits on
 // any replicas queue on it and each sees the count the one before left.
-func (s *Store) HitRule(ctx context.Context, merchantID string, r faults.Rule, file bool) (faults.Stored, bool, error) {
+func (s *Store) HitRule(ctx context.Context, merchantID string, r paymock.FaultRule, file bool) (paymock.StoredFaultRule, bool, error) {
 	var row pgx.Row
 	if file {
 		target, selector, remaining := fileCounts(r)
@@ -181,22 +181,22 @@ func (s *Store) HitRule(ctx context.Context, merchantID string, r faults.Rule, f
 			WHERE f.merchant_id = $1 AND f.id = $2 AND NOT f.from_file AND `+live+`
 			RETURNING f.seq, f.hits, f.remaining`, merchantID, r.ID)
 	}
-	st := faults.Stored{Rule: r, File: file}
+	st := paymock.StoredFaultRule{Rule: r, File: file}
 	var hits int
 	var remaining *int
 	err := row.Scan(&st.Seq, &hits, &remaining)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return faults.Stored{}, false, nil
+		return paymock.StoredFaultRule{}, false, nil
 	}
 	if err != nil {
-		return faults.Stored{}, false, check("counting a hit of fault rule "+r.ID, err)
+		return paymock.StoredFaultRule{}, false, check("counting a hit of fault rule "+r.ID, err)
 	}
 	st.Rule.Hits, st.Rule.Remaining = hits, remaining
 	return st, true, nil
 }
 
-// RemoveRule implements faults.RuleStore.
-func (s *Store) RemoveRule(ctx context.Context, merchantID string, r faults.Rule, file bool) (bool, error) {
+// RemoveRule implements paymock.FaultRules.
+func (s *Store) RemoveRule(ctx context.Context, merchantID string, r paymock.FaultRule, file bool) (bool, error) {
 	if !storable(r.ID) {
 		return false, nil // a path id no rule can have
 	}
@@ -220,9 +220,9 @@ func (s *Store) RemoveRule(ctx context.Context, merchantID string, r faults.Rule
 	return n > 0, nil
 }
 
-// ClearRules implements faults.RuleStore, in one statement: a hit on
+// ClearRules implements paymock.FaultRules, in one statement: a hit on
 // another replica sees every rule gone or none.
-func (s *Store) ClearRules(ctx context.Context, merchantID string, file []faults.Rule) error {
+func (s *Store) ClearRules(ctx context.Context, merchantID string, file []paymock.FaultRule) error {
 	ids := make([]string, 0, len(file))
 	targets := make([]string, 0, len(file))
 	selectors := make([]string, 0, len(file))
@@ -240,7 +240,7 @@ func (s *Store) ClearRules(ctx context.Context, merchantID string, file []faults
 	return nil
 }
 
-// ResetRules implements faults.RuleStore.
+// ResetRules implements paymock.FaultRules.
 func (s *Store) ResetRules(ctx context.Context, merchantID string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM fault_rules WHERE merchant_id = $1`, merchantID); err != nil {
 		return check("resetting the fault rules of "+merchantID, err)
@@ -248,9 +248,14 @@ func (s *Store) ResetRules(ctx context.Context, merchantID string) error {
 	return nil
 }
 
+// ForgetRules implements paymock.FaultRules: the rules are every
+// replica's, and another may still serve the merchant, so a replica that
+// forgets an idle merchant leaves them, as it leaves its payments.
+func (s *Store) ForgetRules(ctx context.Context, merchantID string) error { return nil }
+
 // encodeRule is the rule column of an API rule: the rule as added, its
 // counts being columns of their own.
-func encodeRule(r faults.Rule) ([]byte, error) {
+func encodeRule(r paymock.FaultRule) ([]byte, error) {
 	r.Hits, r.Remaining = 0, nil
 	b, err := json.Marshal(r)
 	if err != nil {

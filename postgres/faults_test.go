@@ -15,8 +15,17 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
+	"github.com/paymock/paymock/internal/faultstest"
 	"github.com/paymock/paymock/internal/pgtest"
+	"github.com/paymock/paymock/memory"
 )
+
+func TestFaultRules_Conformance(t *testing.T) {
+	faultstest.Run(t, func(t *testing.T) paymock.FaultRules {
+		s, _ := openStore(t)
+		return s
+	})
+}
 
 // seqIDs makes predictable rule ids, as a seeded run does: every replica
 // seeded alike makes the same ones.
@@ -66,7 +75,7 @@ func ptr[T any](v T) *T { return &v }
 
 func mustAdd(t *testing.T, s *faults.Set, merchant string, r faults.Rule) faults.Rule {
 	t.Helper()
-	got, err := s.AddContext(t.Context(), merchant, r)
+	got, err := s.Add(t.Context(), merchant, r)
 	if err != nil {
 		t.Fatalf("Add(%+v): %v", r, err)
 	}
@@ -75,7 +84,7 @@ func mustAdd(t *testing.T, s *faults.Set, merchant string, r faults.Rule) faults
 
 func mustList(t *testing.T, s *faults.Set, merchant string) []faults.Rule {
 	t.Helper()
-	l, err := s.ListContext(t.Context(), merchant)
+	l, err := s.List(t.Context(), merchant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +94,7 @@ func mustList(t *testing.T, s *faults.Set, merchant string) []faults.Rule {
 // fires reports whether a call of the operation matched a rule, and which.
 func fires(t *testing.T, s *faults.Set, merchant, operation string) string {
 	t.Helper()
-	r, ok, err := s.MatchAPIContext(t.Context(), merchant, operation)
+	r, ok, err := s.MatchAPI(t.Context(), merchant, operation)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,24 +145,24 @@ func TestFaultRules_AddedOnOneReplicaListedMatchedAndDeletedOnAnother(t *testing
 	if id := fires(t, b, "m1", "createPayment"); id != twice.ID {
 		t.Errorf("B's first create: %s", id)
 	}
-	r, ok, err := a.MatchAPIContext(t.Context(), "m1", "createPayment")
+	r, ok, err := a.MatchAPI(t.Context(), "m1", "createPayment")
 	if err != nil || !ok || r.Hits != 2 || *r.Remaining != 0 || r.RetryAfter != 1 {
 		t.Errorf("A's create: %+v %v %v, want the rule's second and last hit", deref(r), ok, err)
 	}
 	if id := fires(t, b, "m1", "createPayment"); id != "none" {
 		t.Errorf("a spent rule fired on B: %s", id)
 	}
-	if h, ok, err := b.MatchWebhookContext(t.Context(), "m1", "payment.failed"); err != nil || !ok || h.ID != hook.ID {
+	if h, ok, err := b.MatchWebhook(t.Context(), "m1", "payment.failed"); err != nil || !ok || h.ID != hook.ID {
 		t.Errorf("B's delivery: %s %v %v", h.ID, ok, err)
 	}
-	if _, ok, _ := b.MatchWebhookContext(t.Context(), "m1", "payment.completed"); ok {
+	if _, ok, _ := b.MatchWebhook(t.Context(), "m1", "payment.completed"); ok {
 		t.Error("a payment.failed rule shaped a payment.completed delivery")
 	}
 	if id := fires(t, a, "m2", "listPayments"); id != "none" {
 		t.Errorf("m1's rule fired for m2: %s", id)
 	}
 
-	if err := b.DeleteContext(t.Context(), "m1", until.ID); err != nil {
+	if err := b.Delete(t.Context(), "m1", until.ID); err != nil {
 		t.Fatal(err)
 	}
 	if id := fires(t, a, "m1", "listPayments"); id != "none" {
@@ -162,7 +171,7 @@ func TestFaultRules_AddedOnOneReplicaListedMatchedAndDeletedOnAnother(t *testing
 	for _, tc := range []struct{ merchant, id string }{
 		{"m1", until.ID}, {"m1", twice.ID}, {"m2", hook.ID}, {"m1", "flt_unknown"}, {"m1", "flt_\x00"}, {"m1", "\xff"},
 	} {
-		err := a.DeleteContext(t.Context(), tc.merchant, tc.id)
+		err := a.Delete(t.Context(), tc.merchant, tc.id)
 		if e, ok := paymock.AsError(err); !ok || e.Type != paymock.NotFound {
 			t.Errorf("Delete(%s, %q) = %v, want not found", tc.merchant, tc.id, err)
 		}
@@ -207,9 +216,9 @@ func TestFaultRules_TimesCountOnceAcrossReplicasUnderConcurrency(t *testing.T) {
 					var ok bool
 					var err error
 					if call.hook {
-						_, ok, err = s.MatchWebhookContext(context.Background(), "m1", call.op)
+						_, ok, err = s.MatchWebhook(context.Background(), "m1", call.op)
 					} else {
-						_, ok, err = s.MatchAPIContext(context.Background(), "m1", call.op)
+						_, ok, err = s.MatchAPI(context.Background(), "m1", call.op)
 					}
 					if err != nil {
 						t.Error(err)
@@ -281,7 +290,7 @@ func TestFaultRules_ProbabilityDrawsAreTheSameWhicheverReplicaDraws(t *testing.T
 	books, url := ruleBooks(t, 2, faults.Config{Seed: 9})
 	mustAdd(t, books[0], "m1", faults.Rule{Status: 503, Probability: ptr(0.5)})
 	first := pattern(t, books, 60, func(i int) int { return i % 2 })
-	if err := books[1].ResetContext(t.Context(), "m1"); err != nil {
+	if err := books[1].Reset(t.Context(), "m1"); err != nil {
 		t.Fatal(err)
 	}
 	if l := mustList(t, books[0], "m1"); len(l) != 0 {
@@ -323,26 +332,26 @@ func TestFaultRules_FileRulesCountPerMerchantOnEveryReplica(t *testing.T) {
 	}
 
 	// Deleting a file rule on B removes it for m1 on A, not for m2.
-	if err := b.DeleteContext(t.Context(), "m1", dup); err != nil {
+	if err := b.Delete(t.Context(), "m1", dup); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := a.MatchWebhookContext(t.Context(), "m1", "payment.completed"); ok {
+	if _, ok, _ := a.MatchWebhook(t.Context(), "m1", "payment.completed"); ok {
 		t.Error("a file rule deleted on B shaped a delivery on A")
 	}
-	if _, ok, _ := a.MatchWebhookContext(t.Context(), "m2", "payment.completed"); !ok {
+	if _, ok, _ := a.MatchWebhook(t.Context(), "m2", "payment.completed"); !ok {
 		t.Error("m1's delete removed the file rule for m2")
 	}
-	if err := a.DeleteContext(t.Context(), "m1", dup); !isNotFound(err) {
+	if err := a.Delete(t.Context(), "m1", dup); !isNotFound(err) {
 		t.Errorf("deleting it again: %v, want not found", err)
 	}
-	if err := a.DeleteContext(t.Context(), "m1", retrieve); !isNotFound(err) {
+	if err := a.Delete(t.Context(), "m1", retrieve); !isNotFound(err) {
 		t.Errorf("deleting a spent file rule: %v, want not found", err)
 	}
 
 	// Clear on A removes m1's own rules and the file rules; a reset on B
 	// brings the file rules back with fresh counts.
 	mustAdd(t, b, "m1", faults.Rule{Status: 500})
-	if err := a.ClearContext(t.Context(), "m1"); err != nil {
+	if err := a.Clear(t.Context(), "m1"); err != nil {
 		t.Fatal(err)
 	}
 	if l := mustList(t, b, "m1"); len(l) != 0 {
@@ -351,7 +360,7 @@ func TestFaultRules_FileRulesCountPerMerchantOnEveryReplica(t *testing.T) {
 	if id := fires(t, b, "m1", "createPayment"); id != "none" {
 		t.Errorf("a cleared rule fired: %s", id)
 	}
-	if err := b.ResetContext(t.Context(), "m1"); err != nil {
+	if err := b.Reset(t.Context(), "m1"); err != nil {
 		t.Fatal(err)
 	}
 	if got := summaries(mustList(t, a, "m1")); len(got) != 2 || !strings.HasSuffix(got[0], "hits=0 remaining=2") {
@@ -381,7 +390,7 @@ func TestFaultRules_ListAndMatchInTheMemoryBooksOrder(t *testing.T) {
 		{Target: faults.TargetWebhooks, EventType: "payment.failed", Duplicate: 3, Times: ptr(1)},
 		{Operation: "createPayment", DelayMS: 1, When: faults.WhenAfter, Times: ptr(1)},
 	}
-	memory, err := faults.New(faults.Config{FileRules: file, IDs: &seqIDs{}})
+	inMemory, err := faults.New(faults.Config{Store: memory.NewFaultRules(), FileRules: file, IDs: &seqIDs{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,13 +411,13 @@ func TestFaultRules_ListAndMatchInTheMemoryBooksOrder(t *testing.T) {
 				out = append(out, "list "+show(l))
 			}
 			for _, op := range []string{"createPayment", "listPayments"} {
-				r, ok, err := s.MatchAPIContext(t.Context(), "m1", op)
+				r, ok, err := s.MatchAPI(t.Context(), "m1", op)
 				if err != nil {
 					t.Fatal(err)
 				}
 				out = append(out, fmt.Sprintf("%s %v %s", op, ok, show(r)))
 			}
-			r, ok, err := s.MatchWebhookContext(t.Context(), "m1", "payment.failed")
+			r, ok, err := s.MatchWebhook(t.Context(), "m1", "payment.failed")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -416,7 +425,7 @@ func TestFaultRules_ListAndMatchInTheMemoryBooksOrder(t *testing.T) {
 		}
 		return out
 	}
-	want, got := trace(memory), trace(shared[0])
+	want, got := trace(inMemory), trace(shared[0])
 	if !slices.Equal(got, want) {
 		t.Errorf("the shared book differs from the memory one:\n%s\n\nmemory:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -430,7 +439,7 @@ func TestFaultRules_LimitHoldsAcrossReplicasAddingAtOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {
-			_, err := books[i%2].AddContext(context.Background(), "m1", faults.Rule{Status: 503, Times: ptr(1)})
+			_, err := books[i%2].Add(context.Background(), "m1", faults.Rule{Status: 503, Times: ptr(1)})
 			mu.Lock()
 			defer mu.Unlock()
 			if e, ok := paymock.AsError(err); ok && e.Code == "fault_limit_reached" && strings.Contains(e.Message, "at most 6") {
@@ -452,10 +461,10 @@ func TestFaultRules_LimitHoldsAcrossReplicasAddingAtOnce(t *testing.T) {
 		t.Fatal("no rule fired")
 	}
 	mustAdd(t, books[1], "m1", faults.Rule{Status: 503})
-	if _, err := books[0].AddContext(t.Context(), "m1", faults.Rule{Status: 503}); err == nil {
+	if _, err := books[0].Add(t.Context(), "m1", faults.Rule{Status: 503}); err == nil {
 		t.Error("a seventh rule was added")
 	}
-	if _, err := books[0].AddContext(t.Context(), "m2", faults.Rule{Status: 503}); err != nil {
+	if _, err := books[0].Add(t.Context(), "m2", faults.Rule{Status: 503}); err != nil {
 		t.Errorf("another merchant: %v", err)
 	}
 }
@@ -485,12 +494,12 @@ func TestFaultRules_RequestValuesAreParameters(t *testing.T) {
 			t.Errorf("%q: fired %s, want %s", m, id, r.ID)
 		}
 		for _, id := range []string{`' OR '1'='1`, `%`, r.ID + `'; --`} {
-			if err := s.DeleteContext(t.Context(), m, id); !isNotFound(err) {
+			if err := s.Delete(t.Context(), m, id); !isNotFound(err) {
 				t.Errorf("%q: Delete(%q) = %v", m, id, err)
 			}
 		}
 	}
-	if err := s.ResetContext(t.Context(), `%_`); err != nil {
+	if err := s.Reset(t.Context(), `%_`); err != nil {
 		t.Fatal(err)
 	}
 	for m, want := range map[string]int{`o'brien`: 1, `%_`: 0, `$1`: 1} {
@@ -513,13 +522,13 @@ func TestFaultRules_DatabaseGoneIsUnavailableNeverAHang(t *testing.T) {
 		name string
 		run  func() error
 	}{
-		{"MatchAPI", func() error { _, _, err := set.MatchAPIContext(ctx, "m1", "listPayments"); return err }},
-		{"MatchWebhook", func() error { _, _, err := set.MatchWebhookContext(ctx, "m1", "payment.failed"); return err }},
-		{"Add", func() error { _, err := set.AddContext(ctx, "m1", faults.Rule{Status: 500}); return err }},
-		{"List", func() error { _, err := set.ListContext(ctx, "m1"); return err }},
-		{"Delete", func() error { return set.DeleteContext(ctx, "m1", r.ID) }},
-		{"Clear", func() error { return set.ClearContext(ctx, "m1") }},
-		{"Reset", func() error { return set.ResetContext(ctx, "m1") }},
+		{"MatchAPI", func() error { _, _, err := set.MatchAPI(ctx, "m1", "listPayments"); return err }},
+		{"MatchWebhook", func() error { _, _, err := set.MatchWebhook(ctx, "m1", "payment.failed"); return err }},
+		{"Add", func() error { _, err := set.Add(ctx, "m1", faults.Rule{Status: 500}); return err }},
+		{"List", func() error { _, err := set.List(ctx, "m1"); return err }},
+		{"Delete", func() error { return set.Delete(ctx, "m1", r.ID) }},
+		{"Clear", func() error { return set.Clear(ctx, "m1") }},
+		{"Reset", func() error { return set.Reset(ctx, "m1") }},
 	} {
 		start := time.Now()
 		err := call.run()
@@ -530,12 +539,8 @@ func TestFaultRules_DatabaseGoneIsUnavailableNeverAHang(t *testing.T) {
 			t.Errorf("%s took %s to fail", call.name, took)
 		}
 	}
-	// The forms without a context answer "no rule", and an empty list.
-	if _, ok := set.MatchAPI("m1", "listPayments"); ok {
-		t.Error("MatchAPI fired with the database gone")
-	}
-	if l := set.List("m1"); l == nil || len(l) != 0 {
-		t.Errorf("List = %#v", l)
+	if l, _ := set.List(ctx, "m1"); l == nil || len(l) != 0 {
+		t.Errorf("List = %#v, want an empty list beside the error", l)
 	}
 }
 
@@ -549,13 +554,13 @@ func BenchmarkFaultRules_Match(b *testing.B) {
 		{"no_rules", func(*faults.Set) {}},
 		{"100_rules_other_operations", func(s *faults.Set) {
 			for range 100 {
-				if _, err := s.Add("m1", faults.Rule{Operation: "listPayments", Status: 500}); err != nil {
+				if _, err := s.Add(context.Background(), "m1", faults.Rule{Operation: "listPayments", Status: 500}); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}},
 		{"hit_until_removed", func(s *faults.Set) {
-			if _, err := s.Add("m1", faults.Rule{Operation: "createPayment", Status: 503}); err != nil {
+			if _, err := s.Add(context.Background(), "m1", faults.Rule{Operation: "createPayment", Status: 503}); err != nil {
 				b.Fatal(err)
 			}
 		}},
@@ -570,7 +575,7 @@ func BenchmarkFaultRules_Match(b *testing.B) {
 			c.setup(s)
 			ctx := context.Background()
 			for b.Loop() {
-				if _, _, err := s.MatchAPIContext(ctx, "m1", "createPayment"); err != nil {
+				if _, _, err := s.MatchAPI(ctx, "m1", "createPayment"); err != nil {
 					b.Fatal(err)
 				}
 			}

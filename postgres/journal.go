@@ -6,17 +6,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/mockserver"
 )
 
-var _ mockserver.JournalStore = (*Store)(nil)
+var _ paymock.JournalStore = (*Store)(nil)
 
-// AppendRequest implements mockserver.JournalStore: one INSERT, which
+// journalWriteTimeout bounds the write of one entry: a database that
+// stalls delays an answer by this much at most, and never fails it.
+const journalWriteTimeout = 5 * time.Second
+
+// AppendRequest implements paymock.JournalStore: one INSERT, which
 // takes no lock another append waits for.
-func (s *Store) AppendRequest(ctx context.Context, merchantID string, r mockserver.JournalRecord) error {
+func (s *Store) AppendRequest(ctx context.Context, merchantID string, r paymock.JournalRecord) error {
+	// Written even when the client has gone, for the report.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalWriteTimeout)
+	defer cancel()
 	e := r.Entry
 	e.Violations = nil // a column of their own
 	entry, err := json.Marshal(e)
@@ -65,11 +72,14 @@ WHERE g.counted AND g.violating AND g.operation <> ''
 GROUP BY g.operation, x.v::text ORDER BY g.operation, md5(x.v::text)
 ON CONFLICT (merchant_id, operation, md5(violation)) DO UPDATE SET calls = v.calls + excluded.calls`
 
-// TrimRequests implements mockserver.JournalStore.
+// TrimRequests implements paymock.JournalStore.
 func (s *Store) TrimRequests(ctx context.Context, merchantID string, keep int) error {
 	if keep < 0 {
 		return fmt.Errorf("postgres: trim the request journal to %d requests: want 0 or more", keep)
 	}
+	// A trim runs on a request's way out: bounded as an append is.
+	ctx, cancel := context.WithTimeout(ctx, journalWriteTimeout)
+	defer cancel()
 	if _, err := s.pool.Exec(ctx, trimRequests, merchantID, keep); err != nil {
 		return check("trim the request journal of "+merchantID, err)
 	}
@@ -94,8 +104,8 @@ LEFT JOIN LATERAL (SELECT seq FROM hit ORDER BY seq DESC OFFSET $5 LIMIT $6) p O
 LEFT JOIN request_journal j ON j.merchant_id = $1 AND j.seq = p.seq
 ORDER BY p.seq DESC`
 
-// ListRequests implements mockserver.JournalStore.
-func (s *Store) ListRequests(ctx context.Context, merchantID string, q mockserver.JournalQuery) ([]mockserver.JournalEntry, int, error) {
+// ListRequests implements paymock.JournalStore.
+func (s *Store) ListRequests(ctx context.Context, merchantID string, q paymock.JournalQuery) ([]paymock.JournalEntry, int, error) {
 	if q.Keep < 0 || q.Offset < 0 || q.Limit < 0 {
 		return nil, 0, fmt.Errorf("postgres: list the request journal: keep %d, offset %d, limit %d: want 0 or more", q.Keep, q.Offset, q.Limit)
 	}
@@ -103,14 +113,14 @@ func (s *Store) ListRequests(ctx context.Context, merchantID string, q mockserve
 	if err != nil {
 		return nil, 0, check("list the request journal of "+merchantID, err)
 	}
-	out := []mockserver.JournalEntry{}
+	out := []paymock.JournalEntry{}
 	total := 0
 	var entry, violations []byte
 	_, err = pgx.ForEachRow(rows, []any{&total, &entry, &violations}, func() error {
 		if entry == nil {
 			return nil
 		}
-		var e mockserver.JournalEntry
+		var e paymock.JournalEntry
 		if err := json.Unmarshal(entry, &e); err != nil {
 			return fmt.Errorf("a stored journal entry: %w", err)
 		}
@@ -154,13 +164,13 @@ FROM (
 ) v
 GROUP BY operation, violation`
 
-// CountRequests implements mockserver.JournalStore.
-func (s *Store) CountRequests(ctx context.Context, merchantID string) (mockserver.JournalCounts, error) {
+// CountRequests implements paymock.JournalStore.
+func (s *Store) CountRequests(ctx context.Context, merchantID string) (paymock.JournalCounts, error) {
 	rows, err := s.pool.Query(ctx, countRequests, merchantID)
 	if err != nil {
-		return mockserver.JournalCounts{}, check("count the request journal of "+merchantID, err)
+		return paymock.JournalCounts{}, check("count the request journal of "+merchantID, err)
 	}
-	var c mockserver.JournalCounts
+	var c paymock.JournalCounts
 	var (
 		kind                int
 		op, violation       string
@@ -170,7 +180,7 @@ func (s *Store) CountRequests(ctx context.Context, merchantID string) (mockserve
 	)
 	_, err = pgx.ForEachRow(rows, []any{&kind, &op, &status, &violating, &injected, &calls, &violation}, func() error {
 		if kind == 0 {
-			c.Calls = append(c.Calls, mockserver.JournalCallCount{Operation: op, Status: status,
+			c.Calls = append(c.Calls, paymock.JournalCallCount{Operation: op, Status: status,
 				Violating: violating, Injected: injected, Calls: int(calls)})
 			return nil
 		}
@@ -178,11 +188,16 @@ func (s *Store) CountRequests(ctx context.Context, merchantID string) (mockserve
 		if err := json.Unmarshal([]byte(violation), &v); err != nil {
 			return fmt.Errorf("a stored violation: %w", err)
 		}
-		c.Violations = append(c.Violations, mockserver.JournalViolationCount{Operation: op, Violation: v, Calls: int(calls)})
+		c.Violations = append(c.Violations, paymock.JournalViolationCount{Operation: op, Violation: v, Calls: int(calls)})
 		return nil
 	})
 	if err != nil {
-		return mockserver.JournalCounts{}, check("count the request journal of "+merchantID, err)
+		return paymock.JournalCounts{}, check("count the request journal of "+merchantID, err)
 	}
 	return c, nil
 }
+
+// ForgetRequests implements paymock.JournalStore: the journal is every
+// replica's, and another may still serve the merchant, so a replica that
+// forgets an idle merchant leaves it, as it leaves its payments.
+func (s *Store) ForgetRequests(ctx context.Context, merchantID string) error { return nil }

@@ -112,6 +112,8 @@ func (s *Store) Backend() paymock.Backend {
 		Advances:  s,
 		Outbox:    s,
 		Events:    s,
+		Faults:    s,
+		Journal:   s,
 		Shared:    true,
 	}
 }

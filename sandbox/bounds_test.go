@@ -171,3 +171,19 @@ func TestReadyz_AnswersWhenTheBackendServes(t *testing.T) {
 		t.Errorf("readyz: %d %v", st, body)
 	}
 }
+
+func TestFaultRules_WholeNumbersInEveryJSONForm(t *testing.T) {
+	env := newEnv(t)
+	st, out, _ := env.do("POST", "/_sandbox/faults", keyA,
+		`{"operation": "retrievePayment", "status": 429.0, "times": 2e0, "delay_ms": 1.0e1, "retry_after": 3.00}`)
+	if st != 201 {
+		t.Fatalf("status %d, want 201: %v", st, out)
+	}
+	if out["status"] != 429.0 || out["remaining"] != 2.0 || out["delay_ms"] != 10.0 || out["retry_after"] != 3.0 {
+		t.Errorf("rule %v, want status 429, remaining 2, delay 10 ms, retry after 3", out)
+	}
+	st, out, _ = env.do("POST", "/_sandbox/faults", keyA, `{"target": "webhooks", "duplicate": 2.5}`)
+	if st != 400 || errorOf(t, out)["param"] != "duplicate" {
+		t.Errorf("duplicate 2.5: %d %v, want 400 naming duplicate", st, out)
+	}
+}

@@ -174,7 +174,7 @@ func New(cfg Config) (*Sandbox, error) {
 	for _, op := range docs.Service.Operations() {
 		ops = append(ops, op.ID)
 	}
-	rules, err := newFaults(cfg, store, seed, ops)
+	rules, err := newFaults(cfg, backend.Faults, seed, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +231,7 @@ func New(cfg Config) (*Sandbox, error) {
 		BodyLimit:   cfg.BodyLimit,
 		Lifecycle:   engine,
 		JournalSize: journalSize,
+		Journal:     backend.Journal,
 		Variants:    variants,
 		Seeder:      newSeeder(cfg.FakePayments, seed),
 		Faults:      rules,
@@ -241,7 +242,6 @@ func New(cfg Config) (*Sandbox, error) {
 	if met != nil {
 		mcfg.Metrics = met.Handler()
 	}
-	shareJournal(store, &mcfg)
 	server, err := mockserver.New(mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -324,8 +324,12 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 				s.log.Warn("forgotten merchant's payments not dropped", "merchant", id, "error", err)
 			}
 		}
-		s.faults.Forget(id)
-		s.server.Forget(id)
+		if err := s.faults.Forget(ctx, id); err != nil {
+			s.log.Warn("forgotten merchant's fault rules not dropped", "merchant", id, "error", err)
+		}
+		if err := s.server.Forget(ctx, id); err != nil {
+			s.log.Warn("forgotten merchant's request journal not dropped", "merchant", id, "error", err)
+		}
 		s.log.Info("forgot an idle open-mode merchant", "merchant", id, "idle_for_more_than", s.idleTTL.String())
 	}
 	return gone
@@ -397,7 +401,7 @@ func defaultEndpoints(cfg WebhookConfig, logger *slog.Logger) (string, []paymock
 
 // newFaults is the fault rule book: rules from FaultsFile for every
 // merchant, and each merchant's own.
-func newFaults(cfg Config, store paymock.Store, seed uint64, ops []string) (*faults.Set, error) {
+func newFaults(cfg Config, store paymock.FaultRules, seed uint64, ops []string) (*faults.Set, error) {
 	var fileRules []faults.Rule
 	if cfg.FaultsFile != "" {
 		var err error
@@ -405,17 +409,19 @@ func newFaults(cfg Config, store paymock.Store, seed uint64, ops []string) (*fau
 			return nil, err
 		}
 	}
-	fcfg := faults.Config{Seed: seed, FileRules: fileRules, Operations: ops}
+	fcfg := faults.Config{Store: store, Seed: seed, FileRules: fileRules, Operations: ops}
 	if ids := derivedIDs(cfg.Seed, 2); ids != nil {
 		fcfg.IDs = ids // a typed nil would not read as "none"
 	}
-	shareFaults(store, &fcfg)
 	rules, err := faults.New(fcfg)
 	if err != nil {
 		return nil, fmt.Errorf("faults: %w", err)
 	}
 	return rules, nil
 }
+
+// faultsTimeout bounds a match of the fault rules asked without a context.
+const faultsTimeout = 10 * time.Second
 
 // webhookFaults hands the webhook dispatcher the fault rules aimed at it.
 type webhookFaults struct {
@@ -424,8 +430,12 @@ type webhookFaults struct {
 }
 
 func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (paymock.WebhookFault, bool) {
-	r, ok := w.rules.MatchWebhook(merchantID, string(t))
-	if !ok {
+	// The dispatcher asks without a context: a store that stops
+	// answering holds a delivery this long at most, and then shapes none.
+	ctx, cancel := context.WithTimeout(context.Background(), faultsTimeout)
+	defer cancel()
+	r, ok, err := w.rules.MatchWebhook(ctx, merchantID, string(t))
+	if err != nil || !ok {
 		return paymock.WebhookFault{}, false
 	}
 	w.observer.InjectedFault("webhooks")

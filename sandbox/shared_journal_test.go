@@ -146,7 +146,9 @@ func TestSharedJournal_ForgettingAnIdleMerchantKeepsWhatOtherReplicasServe(t *te
 	a.do("GET", "/api/v1/payments", keyA, nil)
 	b.do("GET", "/api/v1/payments?per_page=2", keyA, nil)
 	// What ForgetIdle has the server do when A finds the merchant idle.
-	a.sb.server.Forget(merchantIDOf(keyA))
+	if err := a.sb.server.Forget(t.Context(), merchantIDOf(keyA)); err != nil {
+		t.Fatal(err)
+	}
 	want := []string{"GET /api/v1/payments?per_page=2 200", "GET /api/v1/payments 200"}
 	if got, _ := journalOf(t, b, keyA, ""); !slices.Equal(got, want) {
 		t.Errorf("after A forgot the merchant, B lists %v", got)
