@@ -98,7 +98,18 @@ func (e *Engine) queueDue(ctx context.Context, m *paymock.Merchant, until time.T
 	}
 	for _, p := range ds {
 		id, to := p.ID, p.To
-		e.sched.At(m.ID, p.At, func() { e.fire(m, id, to, "due") })
+		e.sched.At(m.ID, p.At, func() {
+			e.fire(m, id, to, "due")
+			// The event's first sends go at its instant, before the
+			// advance moves the clock on: the sends publishing woke may
+			// not have started yet.
+			e.hooks.RunDue(m.ID)
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			defer cancel()
+			if err := e.hooks.Idle(ctx, m.ID); err != nil {
+				e.log.Warn("an advance went on before a send ended", "merchant", m.ID, "error", err)
+			}
+		})
 	}
 	return nil
 }
