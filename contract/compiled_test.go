@@ -30,6 +30,7 @@ func bodySchemas(t testing.TB) []bodySchema {
 	}
 	var out []bodySchema
 	for _, d := range []*Document{docs.Service, docs.Sandbox} {
+		d.ready() // the control API's document loads on first use
 		add := func(name string, ct openapi3.Content, response bool) {
 			mt := ct.Get("application/json")
 			if mt == nil || mt.Schema == nil {

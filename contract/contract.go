@@ -17,10 +17,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -28,6 +26,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract/internal/prepared"
 )
 
 // Document is one OpenAPI document, loaded and compiled once. It is
@@ -51,6 +50,20 @@ type Document struct {
 	// both read-only after Load.
 	checks    map[*openapi3.Schema]*check
 	responses map[responseKey]*openapi3.Response
+
+	// prepare, when set, fills the fields above on first use (through
+	// ready): a run that never calls the control API never pays for its
+	// document.
+	once    sync.Once
+	prepare func(*Document)
+}
+
+// ready fills a lazily loaded document; every exported method calls it
+// first.
+func (d *Document) ready() {
+	if d.prepare != nil {
+		d.once.Do(func() { d.prepare(d) })
+	}
 }
 
 // responseKey is an operation's response under one status.
@@ -65,47 +78,31 @@ type Documents struct {
 	Sandbox *Document // sandbox/openapi.yaml: the control API
 }
 
-// shared holds the embedded documents parsed once per process: they are
-// as immutable as the embedded bytes they come from, and parsing them is
-// most of what starting a server costs (paymocktest starts many).
-var shared = sync.OnceValues(func() (*Documents, error) {
-	svc, err := Load(paymock.Documents, "openapi.yaml")
-	if err != nil {
-		return nil, err
-	}
-	sb, err := Load(paymock.Documents, "sandbox/openapi.yaml")
-	if err != nil {
-		return nil, err
-	}
-	return &Documents{Service: svc, Sandbox: sb}, nil
-})
-
-// Embedded returns the documents embedded in the binary, parsed on first
-// use and shared by every server of the process.
+// Embedded returns the documents embedded in the binary, loaded on first
+// use and shared by every server of the process: they are as immutable as
+// the embedded bytes they come from (paymocktest starts many servers).
 func Embedded() (*Documents, error) { return shared() }
 
 // Load loads the document at name in docs, resolving references to the
-// other documents in docs.
+// other documents in docs, and validates it.
 func Load(docs fs.FS, name string) (*Document, error) {
-	data, err := fs.ReadFile(docs, name)
+	doc, err := prepared.LoadYAML(docs, name)
 	if err != nil {
 		return nil, fmt.Errorf("load contract: %w", err)
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = true
-	loader.ReadFromURIFunc = func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-		return fs.ReadFile(docs, path.Clean(strings.TrimPrefix(u.Path, "/")))
+	d := &Document{}
+	if err := d.build(doc); err != nil {
+		return nil, err
 	}
-	doc, err := loader.LoadFromDataWithPath(data, &url.URL{Path: name})
-	if err != nil {
-		return nil, fmt.Errorf("load contract: %w", err)
-	}
-	if err := doc.Validate(loader.Context); err != nil {
-		return nil, fmt.Errorf("validate contract: %w", err)
-	}
+	return d, nil
+}
+
+// build compiles a loaded document: its router, validation options and
+// body checks.
+func (d *Document) build(doc *openapi3.T) error {
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
-		return nil, fmt.Errorf("route contract: %w", err)
+		return fmt.Errorf("route contract: %w", err)
 	}
 	var errorSchema *openapi3.Schema
 	if ref := doc.Components.Schemas["Error"]; ref != nil {
@@ -116,35 +113,33 @@ func Load(docs fs.FS, name string) (*Document, error) {
 		openapi3.WithStringFormatValidator("email", openapi3.NewCallbackValidator(checkEmail)),
 		openapi3.WithStringFormatValidator("uri", openapi3.NewCallbackValidator(checkURI)),
 	}
-	d := &Document{
-		doc:         doc,
-		router:      router,
-		errorSchema: errorSchema,
-		reqOpts: &openapi3filter.Options{
-			MultiError:         true,
-			AuthenticationFunc: securityCheck,
-			// Handlers apply defaults; kin writing them into the query would
-			// hide an empty "page=" that must be refused.
-			SkipSettingDefaults:     true,
-			SchemaValidationOptions: formats,
-		},
-		respOpts: &openapi3filter.Options{
-			MultiError:              true,
-			IncludeResponseStatus:   true,
-			SchemaValidationOptions: formats,
-		},
-		xmlOpts: &openapi3filter.Options{
-			MultiError:            true,
-			IncludeResponseStatus: true,
-			ExcludeResponseBody:   true,
-		},
+	d.doc = doc
+	d.router = router
+	d.errorSchema = errorSchema
+	d.reqOpts = &openapi3filter.Options{
+		MultiError:         true,
+		AuthenticationFunc: securityCheck,
+		// Handlers apply defaults; kin writing them into the query would
+		// hide an empty "page=" that must be refused.
+		SkipSettingDefaults:     true,
+		SchemaValidationOptions: formats,
+	}
+	d.respOpts = &openapi3filter.Options{
+		MultiError:              true,
+		IncludeResponseStatus:   true,
+		SchemaValidationOptions: formats,
+	}
+	d.xmlOpts = &openapi3filter.Options{
+		MultiError:            true,
+		IncludeResponseStatus: true,
+		ExcludeResponseBody:   true,
 	}
 	noBody := *d.reqOpts
 	noBody.ExcludeRequestBody = true
 	d.reqOptsNoBody = &noBody
 	d.ops = operations(doc)
 	d.compileChecks()
-	return d, nil
+	return nil
 }
 
 var (
@@ -191,6 +186,7 @@ func (rt *Route) TakesBody() bool { return rt.Operation.RequestBody != nil }
 // Match finds the operation of a request: a 404 or 405 when the path or
 // the method is not in the document.
 func (d *Document) Match(r *http.Request) (*Route, error) {
+	d.ready()
 	route, params, err := d.router.FindRoute(r)
 	switch {
 	case errors.Is(err, routers.ErrMethodNotAllowed):
@@ -252,6 +248,7 @@ var ErrUnauthenticated = errors.New("the operation needs an API key")
 // (nil for an operation without one); authenticated says whether the
 // bearer key was accepted.
 func (d *Document) ValidateRequest(ctx context.Context, r *http.Request, rt *Route, body []byte, authenticated bool) error {
+	d.ready()
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
@@ -286,6 +283,7 @@ func securityCheck(ctx context.Context, _ *openapi3filter.AuthenticationInput) e
 
 // ValidateResponse checks what a handler answered against the operation.
 func (d *Document) ValidateResponse(ctx context.Context, r *http.Request, rt *Route, status int, header http.Header, body []byte) error {
+	d.ready()
 	opts := d.respOpts
 	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt == "application/xml" {
 		declared := false
@@ -312,6 +310,7 @@ func (d *Document) ValidateResponse(ctx context.Context, r *http.Request, rt *Ro
 // ValidateError checks an error answer given outside any operation (an
 // unknown route, say) against the Error schema.
 func (d *Document) ValidateError(body []byte) error {
+	d.ready()
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
 		return fmt.Errorf("error body is not JSON: %w", err)
@@ -327,7 +326,10 @@ type Operation struct {
 
 // Operations lists the document's operations in order of paths (sorted)
 // and methods, with their numeric response statuses.
-func (d *Document) Operations() []Operation { return d.ops }
+func (d *Document) Operations() []Operation {
+	d.ready()
+	return d.ops
+}
 
 func operations(doc *openapi3.T) []Operation {
 	var out []Operation

@@ -27,20 +27,15 @@ var files embed.FS
 // a wider page (navigation, tables, timeline) to the hosted pages' one.
 const assetPath = Prefix + "/assets/dashboard.css"
 
-// pages holds the parsed templates and the stylesheet, made once in New.
+// pages are what every page links to. The templates and stylesheet
+// (sharedAssets) are parsed on the first page served, not in New: most
+// runs never open the dashboard.
 type pages struct {
-	templates     map[string]*template.Template
-	css           []byte
-	cssURL        string // carries a digest of the CSS, so a browser never mixes versions
 	stylesheetURL string // the hosted pages' stylesheet
 }
 
 func newPages(stylesheetURL string) (*pages, error) {
-	a, err := sharedAssets()
-	if err != nil {
-		return nil, err
-	}
-	return &pages{templates: a.templates, css: a.css, cssURL: a.cssURL, stylesheetURL: stylesheetURL}, nil
+	return &pages{stylesheetURL: stylesheetURL}, nil
 }
 
 // assets are the dashboard's parsed templates and stylesheet: made from
@@ -96,9 +91,13 @@ type view struct {
 // short apology and the log the details.
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
 	v.StylesheetURL = d.pages.stylesheetURL
-	v.DashboardCSS = d.pages.cssURL
 	var b bytes.Buffer
-	if err := d.pages.templates[name].ExecuteTemplate(&b, "layout.html", v); err != nil {
+	a, err := sharedAssets()
+	if err == nil {
+		v.DashboardCSS = a.cssURL
+		err = a.templates[name].ExecuteTemplate(&b, "layout.html", v)
+	}
+	if err != nil {
 		d.log.ErrorContext(r.Context(), "render dashboard page", "page", name, "error", err)
 		b.Reset()
 		b.WriteString(`<!doctype html><html lang="en"><meta charset="utf-8"><title>Error · paymock dashboard</title><h1>Something went wrong</h1><p>This page could not be shown. This is a paymock bug; the server log has the details.</p></html>`)
@@ -110,11 +109,17 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 }
 
 // serveCSS serves the dashboard's stylesheet.
-func (d *Dashboard) serveCSS(w http.ResponseWriter, _ *http.Request) {
+func (d *Dashboard) serveCSS(w http.ResponseWriter, r *http.Request) {
+	a, err := sharedAssets()
+	if err != nil {
+		d.log.ErrorContext(r.Context(), "dashboard stylesheet", "error", err)
+		http.Error(w, "the stylesheet could not be read; this is a paymock bug", http.StatusInternalServerError)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/css; charset=utf-8")
 	h.Set("Cache-Control", "public, max-age=86400")
-	_, _ = w.Write(d.pages.css)
+	_, _ = w.Write(a.css)
 }
 
 func templateFuncs() template.FuncMap {
