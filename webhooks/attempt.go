@@ -63,7 +63,7 @@ func (d *Dispatcher) attempt(del paymock.Delivery) {
 	d.log.Debug("webhook attempt", "merchant", del.MerchantID, "event", del.EventID, "url", ep.display,
 		"attempt", n, "status", status, "error", errMsg)
 	if d.record(del, out, errMsg) && out.State == paymock.DeliveryPending {
-		d.sched.At(del.MerchantID, out.NextAt, d.dueFn(del.MerchantID))
+		d.timerAt(del.MerchantID, out.NextAt)
 	}
 }
 

@@ -48,6 +48,13 @@ func (d *Dispatcher) Reset(ctx context.Context, merchantID string) error {
 	if err := d.box.ResetEvents(ctx, merchantID); err != nil {
 		return fmt.Errorf("webhooks: reset %s: %w", merchantID, err)
 	}
+	d.mu.Lock()
+	for k := range d.timers { // a forgotten merchant's timers never run
+		if k.merchantID == merchantID {
+			delete(d.timers, k)
+		}
+	}
+	d.mu.Unlock()
 	for _, r := range recs {
 		for _, del := range r.Deliveries {
 			if del.State == paymock.DeliveryPending {

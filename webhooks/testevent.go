@@ -72,7 +72,7 @@ func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymo
 	d.trim(m.ID)
 	if del := o.Deliveries[0]; del.State == paymock.DeliveryPending && del.NextAt.After(d.clock.Now(m.ID)) {
 		// A fault's delay or a reorder window holds it: a timer sends it.
-		d.sched.At(m.ID, del.NextAt, d.dueFn(m.ID))
+		d.timerAt(m.ID, del.NextAt)
 	} else {
 		// Sent here, in its own goroutine so that ctx can end the wait;
 		// the send goes on, and shows in the journal.

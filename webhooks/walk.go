@@ -104,7 +104,7 @@ func (d *Dispatcher) Stored(merchantID string, o paymock.Outgoing, ids []int64) 
 		switch {
 		case i >= len(ids) || del.State != paymock.DeliveryPending:
 		case del.NextAt.After(now):
-			d.sched.At(merchantID, del.NextAt, d.dueFn(merchantID))
+			d.timerAt(merchantID, del.NextAt)
 		default:
 			due = true
 		}
@@ -291,10 +291,31 @@ func (d *Dispatcher) sendInline(merchantID string, ids []int64) {
 	}
 }
 
-// dueFn is what a timer runs when a retry, a fault's delay or a reorder
-// window falls due: it sends what is due then.
-func (d *Dispatcher) dueFn(merchantID string) func() {
-	return func() { d.sendInline(merchantID, nil) }
+// timerKey is one merchant's instant.
+type timerKey struct {
+	merchantID string
+	at         int64 // unix nanoseconds
+}
+
+// timerAt has the scheduler send the merchant's deliveries due at at (a
+// retry, a fault's delay, a reorder window), once: the publishing sender
+// and an advance's listing of what falls due may both name the instant,
+// and one send of what is due then serves both.
+func (d *Dispatcher) timerAt(merchantID string, at time.Time) {
+	key := timerKey{merchantID, at.UnixNano()}
+	d.mu.Lock()
+	if _, ok := d.timers[key]; ok {
+		d.mu.Unlock()
+		return
+	}
+	d.timers[key] = struct{}{}
+	d.mu.Unlock()
+	d.sched.At(merchantID, at, func() {
+		d.mu.Lock()
+		delete(d.timers, key)
+		d.mu.Unlock()
+		d.sendInline(merchantID, nil)
+	})
 }
 
 // RunDue sends the merchant's deliveries due now on its clock, in due
@@ -311,7 +332,7 @@ func (d *Dispatcher) DueDeliveries(ctx context.Context, merchantID string, until
 		return fmt.Errorf("webhooks: due deliveries: %w", err)
 	}
 	for _, del := range dels {
-		d.sched.At(merchantID, del.NextAt, d.dueFn(merchantID))
+		d.timerAt(merchantID, del.NextAt)
 	}
 	return nil
 }

@@ -286,11 +286,15 @@ type Dispatcher struct {
 	sweepDone   chan struct{} // closed when the sweep has ended (or never ran)
 	runs        sync.WaitGroup
 
-	mu        sync.Mutex
-	lanes     map[string]*lane // merchants with sends under way or wanted
-	waiting   []string         // merchants waiting for a free sender, in order
-	running   int              // senders running, all merchants
-	published int              // events stored, for trimming
+	mu    sync.Mutex
+	lanes map[string]*lane // merchants with sends under way or wanted
+	// timers are the instants at which a send of a merchant's due
+	// deliveries is registered with the scheduler and not yet run: one
+	// timer an instant, however many deliveries fall due then.
+	timers    map[timerKey]struct{}
+	waiting   []string // merchants waiting for a free sender, in order
+	running   int      // senders running, all merchants
+	published int      // events stored, for trimming
 	started   bool
 	closed    bool
 }
@@ -318,6 +322,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		senders:     cfg.Senders,
 		perMerchant: cfg.MerchantSenders,
 		lanes:       make(map[string]*lane),
+		timers:      make(map[timerKey]struct{}),
 		stop:        make(chan struct{}),
 		sweepDone:   make(chan struct{}),
 	}
