@@ -480,11 +480,18 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 	return nil, paymock.ErrUnknownKey
 }
 
+// OpenMerchantName is the name of every open-mode merchant, what the
+// hosted pages show a customer. The id is derived from the token, so it
+// must not be shown where the token's owner does not sign in: a public
+// page that showed 48 bits of the token's SHA-256 would let anyone find a
+// weak token again by dictionary.
+const OpenMerchantName = "Sandbox merchant"
+
 // newOpen is the entry of an open-mode merchant: everything but its id is
 // shared by all of them.
 func (r *Registry) newOpen(id string) *entry {
 	e := &entry{}
-	e.ID, e.Name = id, id
+	e.ID, e.Name = id, OpenMerchantName
 	e.PCIApproved = true
 	e.Accounts = r.sandboxAccts
 	e.lastUsed.Store(r.now().UnixNano())
