@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/dashboard"
 	"github.com/paymock/paymock/merchants"
 )
 
@@ -211,5 +212,34 @@ func TestOperatorSecret_IsMaskedForEveryMerchant(t *testing.T) {
 	}
 	if d := <-rcv.notify; d.Type != "webhook.test" {
 		t.Errorf("the receiver got %q, want webhook.test", d.Type)
+	}
+}
+
+func TestDashboardSessions_AFloodOfSignInsEndsOnlyTheFloodersOwn(t *testing.T) {
+	env := newEnv(t)
+	victim := env.dashClient()
+	if !victim.signIn(keyB) {
+		t.Fatal("sign-in with keyB refused")
+	}
+	const flood = dashboard.MaxSessionsPerMerchant + 10
+	var flooders []*dashClient
+	for range flood {
+		d := env.dashClient()
+		if !d.signIn(keyA) {
+			t.Fatal("sign-in with keyA refused")
+		}
+		flooders = append(flooders, d)
+	}
+	if st, _ := victim.get("/dashboard/payments"); st != http.StatusOK {
+		t.Errorf("another merchant's session after %d sign-ins with one key: %d, want 200", flood, st)
+	}
+	for i, d := range flooders {
+		want := http.StatusOK
+		if i < flood-dashboard.MaxSessionsPerMerchant {
+			want = http.StatusSeeOther // to the sign-in form: ended
+		}
+		if st, _ := d.get("/dashboard/payments"); st != want {
+			t.Errorf("keyA's sign-in %d of %d: %d, want %d", i+1, flood, st, want)
+		}
 	}
 }
