@@ -50,8 +50,9 @@ func (r *Registry) fixedEndpoints(merchantID string) []*endpointRecord {
 }
 
 // AddEndpoint adds an endpoint for a merchant, with a secret generated
-// from crypto/rand, and returns it (secret included). A bad URL is a
-// *paymock.Error whose violation has param "url"; so is a merchant
+// from crypto/rand, and returns it (secret included). A bad URL, or one
+// whose host the egress policy denies, is a *paymock.Error whose
+// violation has param "url"; so is a merchant
 // already at paymock.MaxAddedEndpoints (code endpoint_limit). An unknown
 // merchant wraps paymock.ErrNotFound. Added endpoints receive the
 // merchant's events alongside the configured or default ones.
@@ -66,6 +67,12 @@ func (r *Registry) AddEndpoint(ctx context.Context, merchantID, rawURL string) (
 	}
 	if _, err := r.entryOf(ctx, merchantID); err != nil {
 		return paymock.Endpoint{}, err
+	}
+	// Checked again at every connection: this refusal is the clear answer,
+	// the dialler's the guarantee.
+	if err := r.egress.CheckURL(ctx, rawURL); err != nil {
+		return paymock.Endpoint{}, paymock.Invalid(paymock.Violation{Param: "url", Code: "url_denied",
+			Message: "url: " + err.Error()})
 	}
 	s := paymock.StoredEndpoint{MerchantID: merchantID, URL: rawURL, Secret: secret, Created: stamp(r.now())}
 	for range 8 {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/egress"
 )
 
 // DefaultMaxMerchants is how many open-mode merchants are held at once
@@ -55,6 +56,10 @@ type Config struct {
 	// Logger receives what goes wrong with Store in the background; nil
 	// discards it.
 	Logger *slog.Logger
+	// Egress refuses an added endpoint whose host is, or resolves to, an
+	// address webhooks may not reach; nil means egress.New(egress.Config{})
+	// (link-local, metadata and unspecified addresses denied).
+	Egress *egress.Policy
 }
 
 // Prefixes of the public handles of keys and endpoints; "key_" is taken
@@ -116,6 +121,7 @@ type Registry struct {
 	ids          *paymock.IDs
 	store        paymock.MerchantStore
 	log          *slog.Logger
+	egress       *egress.Policy
 	list         []*paymock.Merchant // configured, in order; never changes
 	config       map[string]*fixed   // configured merchants by id; never changes
 	defaults     []*endpointRecord   // DefaultWebhooks with their ids; never changes
@@ -152,6 +158,7 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 	r := &Registry{
 		store:        cfg.Store,
 		log:          cfg.Logger,
+		egress:       cfg.Egress,
 		open:         len(cfg.Merchants) == 0,
 		maxMerchants: cfg.MaxMerchants,
 		now:          cfg.Now,
@@ -175,6 +182,9 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.egress == nil {
+		r.egress = egress.New(egress.Config{})
 	}
 	keys, err := r.configure(cfg)
 	if err != nil {

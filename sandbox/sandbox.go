@@ -18,6 +18,7 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/egress"
 	"github.com/paymock/paymock/fakepayments"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
@@ -96,6 +97,10 @@ type WebhookConfig struct {
 	Retry []time.Duration
 	// Timeout is how long one attempt may take; 0 means 10s.
 	Timeout time.Duration
+	// Egress is where deliveries may go, checked when a merchant adds an
+	// endpoint and at every connection; nil means egress.New's default
+	// (--webhook-deny).
+	Egress *egress.Policy
 }
 
 // Sandbox is one whole sandbox, built and not yet started.
@@ -165,9 +170,13 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	store := backend.Payments
+	policy := cfg.Webhooks.Egress
+	if policy == nil {
+		policy = egress.New(egress.Config{})
+	}
 	merchants, err := merchants.New(context.Background(), merchants.Config{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
-		IDs: derivedIDs(idSeed, 1), Store: backend.Merchants, Logger: logger,
+		IDs: derivedIDs(idSeed, 1), Store: backend.Merchants, Logger: logger, Egress: policy,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("merchants: %w", err)
@@ -205,6 +214,7 @@ func New(cfg Config) (*Sandbox, error) {
 		Retry:     cfg.Webhooks.Retry,
 		Timeout:   cfg.Webhooks.Timeout,
 		IDs:       derivedIDs(idSeed, 3),
+		Client:    policy.Client(4),
 	}
 	if box, ok := store.(webhooks.Outbox); ok && clocks.Shared() {
 		// Events and deliveries live with the payments, for every replica:
