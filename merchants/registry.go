@@ -56,6 +56,16 @@ type Config struct {
 	// Logger receives what goes wrong with Store in the background; nil
 	// discards it.
 	Logger *slog.Logger
+	// Empty reports whether the sandbox holds nothing of an open-mode
+	// merchant outside this registry (no payments, no pending work, no
+	// fault rules of its own). When the cap is reached, a new token evicts
+	// the least recently used merchant that is empty and has no created
+	// keys or added endpoints; nil means none is ever evicted.
+	Empty func(ctx context.Context, merchantID string) bool
+	// Evicted is told the id of each merchant evicted to make room, so
+	// that the caller drops what it holds of it (its clock, journal); nil
+	// does nothing.
+	Evicted func(merchantID string)
 	// Egress refuses an added endpoint whose host is, or resolves to, an
 	// address webhooks may not reach; nil means egress.New(egress.Config{})
 	// (link-local, metadata and unspecified addresses denied).
@@ -89,6 +99,10 @@ type entry struct {
 	// lastUsed is the Unix nanosecond time of the last Authenticate; an
 	// atomic so that recording it takes no lock on every request.
 	lastUsed atomic.Int64
+	// kept is set once the merchant was found holding something, so that
+	// eviction asks about each merchant at most once: a merchant that once
+	// held something is never evicted, only forgotten when idle.
+	kept atomic.Bool
 }
 
 // fixed is what the configuration gives a configured merchant.
@@ -122,6 +136,9 @@ type Registry struct {
 	store        paymock.MerchantStore
 	log          *slog.Logger
 	egress       *egress.Policy
+	empty        func(ctx context.Context, merchantID string) bool
+	evicted      func(merchantID string)
+	evictMu      sync.Mutex          // one eviction at a time: two must not pick one merchant
 	list         []*paymock.Merchant // configured, in order; never changes
 	config       map[string]*fixed   // configured merchants by id; never changes
 	defaults     []*endpointRecord   // DefaultWebhooks with their ids; never changes
@@ -159,6 +176,8 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 		store:        cfg.Store,
 		log:          cfg.Logger,
 		egress:       cfg.Egress,
+		empty:        cfg.Empty,
+		evicted:      cfg.Evicted,
 		open:         len(cfg.Merchants) == 0,
 		maxMerchants: cfg.MaxMerchants,
 		now:          cfg.Now,
@@ -431,19 +450,27 @@ func (r *Registry) limitError() error {
 		paymock.ErrMerchantLimit, r.maxMerchants)
 }
 
-// addOpen stores the token of a new open-mode merchant and holds it,
-// unless the cap is reached. Its room under the cap is reserved before the
+// addOpen stores the token of a new open-mode merchant and holds it.
+// At the cap it first evicts an empty merchant (evictOne); only when none
+// can be is the token refused. Its room under the cap is reserved before the
 // store is asked, so that concurrent new tokens cannot overshoot it. Two
 // requests (or replicas) seeing one new token at once make one merchant:
 // the second finds the first's.
 func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry, error) {
-	r.mu.Lock()
-	if r.maxMerchants >= 0 && len(r.byID)+r.reserved >= r.maxMerchants {
+	for tries := 0; ; tries++ {
+		r.mu.Lock()
+		if r.maxMerchants < 0 || len(r.byID)+r.reserved < r.maxMerchants {
+			r.reserved++
+			r.mu.Unlock()
+			break
+		}
 		r.mu.Unlock()
-		return nil, r.limitError()
+		// Room made by an eviction may be taken by a racing new token:
+		// try a few times, then refuse.
+		if tries == 3 || !r.evictOne(ctx) {
+			return nil, r.limitError()
+		}
 	}
-	r.reserved++
-	r.mu.Unlock()
 	release := func() {
 		r.mu.Lock()
 		r.reserved--

@@ -174,9 +174,12 @@ func New(cfg Config) (*Sandbox, error) {
 	if policy == nil {
 		policy = egress.New(egress.Config{})
 	}
+	var sb *Sandbox // set at the end of New; no request can come before
 	merchants, err := merchants.New(context.Background(), merchants.Config{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
 		IDs: derivedIDs(idSeed, 1), Store: backend.Merchants, Logger: logger, Egress: policy,
+		Empty:   func(ctx context.Context, id string) bool { return sb.holdsNothing(ctx, id) },
+		Evicted: func(id string) { sb.dropEvicted(id) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("merchants: %w", err)
@@ -274,9 +277,10 @@ func New(cfg Config) (*Sandbox, error) {
 	if idle == 0 {
 		idle = DefaultMerchantIdleTTL
 	}
-	return &Sandbox{log: logger, seed: seed, secret: secret, store: store, merchants: merchants,
+	sb = &Sandbox{log: logger, seed: seed, secret: secret, store: store, merchants: merchants,
 		clocks: clocks, sched: sched, hooks: hooks, engine: engine, server: server, faults: rules,
-		idleTTL: idle, stop: make(chan struct{}), done: make(chan struct{})}, nil
+		idleTTL: idle, stop: make(chan struct{}), done: make(chan struct{})}
+	return sb, nil
 }
 
 // Handler is the sandbox's HTTP handler: the API, the control API, the

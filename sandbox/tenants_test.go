@@ -243,3 +243,48 @@ func TestDashboardSessions_AFloodOfSignInsEndsOnlyTheFloodersOwn(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenMode_EmptyMerchantsMakeRoomAtTheCap(t *testing.T) {
+	env := newEnv(t, withMaxMerchants(4))
+	withPayment := env.create("sk_test_paying", nil)
+	st, ep, _ := env.do("POST", "/_sandbox/webhook-endpoints", "sk_test_hooked", map[string]any{"url": "https://hooks.example/in"})
+	if st != http.StatusCreated {
+		t.Fatalf("adding an endpoint: %d %v", st, ep)
+	}
+	// A tenant fills the rest of the cap with empty merchants.
+	for _, k := range []string{"sk_test_empty1", "sk_test_empty2"} {
+		if st, body, _ := env.do("GET", "/api/v1/payments", k, nil); st != http.StatusOK {
+			t.Fatalf("%s: %d %v", k, st, body)
+		}
+	}
+	// The next merchants get in, each evicting the oldest empty one.
+	for _, k := range []string{"sk_test_next1", "sk_test_next2", "sk_test_next3"} {
+		if st, body, _ := env.do("GET", "/api/v1/payments", k, nil); st != http.StatusOK {
+			t.Fatalf("a new merchant at the cap of empty ones: %d %v", st, body)
+		}
+	}
+	if n := env.sb.Merchants().OpenCount(); n != 4 {
+		t.Errorf("%d merchants held, want the cap of 4", n)
+	}
+	if p := env.get("sk_test_paying", withPayment); p["id"] != withPayment {
+		t.Errorf("the merchant with a payment lost it: %v", p)
+	}
+	if _, l, _ := env.do("GET", "/_sandbox/webhook-endpoints", "sk_test_hooked", nil); len(l["items"].([]any)) != 1 {
+		t.Errorf("the merchant with an endpoint lost it: %v", l)
+	}
+	if !strings.Contains(env.logs.String(), "evicted an empty open-mode merchant") {
+		t.Error("no log line for an evicted merchant")
+	}
+
+	// Once every merchant held holds something, the cap holds.
+	for _, k := range []string{"sk_test_next2", "sk_test_next3"} {
+		env.create(k, nil)
+	}
+	st, body, _ := env.do("GET", "/api/v1/payments", "sk_test_one_too_many", nil)
+	if st != http.StatusTooManyRequests || errorOf(t, body)["code"] != "merchant_limit" {
+		t.Errorf("a new merchant when none can be evicted: %d %v, want 429 merchant_limit", st, body)
+	}
+	if p := env.get("sk_test_next3", env.create("sk_test_next3", nil)); p["status"] != "pending" {
+		t.Errorf("a held merchant stopped working at the cap: %v", p)
+	}
+}

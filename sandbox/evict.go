@@ -1,0 +1,45 @@
+// What the merchant registry asks before evicting an open-mode merchant
+// at the cap, and what the sandbox drops of one it evicted.
+
+package sandbox
+
+import "context"
+
+// holdsNothing reports whether the sandbox holds nothing of a merchant
+// that eviction would lose: no payment at all, no delivery under way or
+// due, no fault rule of its own. Its journal and clock are not counted:
+// every merchant's first request is journaled, and a flood of new tokens
+// must find room.
+func (s *Sandbox) holdsNothing(ctx context.Context, merchantID string) bool {
+	if s.hooks.Busy(merchantID) {
+		return false
+	}
+	if _, total, err := s.store.List(ctx, merchantID, 0, 1); err != nil || total > 0 {
+		return false
+	}
+	rules, err := s.faults.ListContext(ctx, merchantID)
+	if err != nil {
+		return false
+	}
+	for _, r := range rules {
+		if r.Source == "api" {
+			return false
+		}
+	}
+	return true
+}
+
+// dropEvicted drops what the sandbox holds of a merchant evicted to make
+// room: its timers, deliveries, clock, fault draws and journal. Its
+// payments store is not reset: it held none, and one made by a request
+// racing the eviction stays with the merchant, whose token comes back to
+// the same id.
+func (s *Sandbox) dropEvicted(merchantID string) {
+	s.sched.Forget(merchantID)
+	s.hooks.Forget(merchantID)
+	if !s.clocks.Shared() {
+		s.clocks.Reset(merchantID)
+	}
+	s.faults.Forget(merchantID)
+	s.server.Forget(merchantID)
+}
