@@ -45,6 +45,11 @@ type notes struct {
 	Secret    string
 }
 
+// MaxSessionsPerMerchant bounds the sessions one merchant holds at once;
+// past it its least recently used session ends. A flood of sign-ins with
+// one key then ends only that merchant's own sessions.
+const MaxSessionsPerMerchant = 20
+
 // sessions holds every session, keyed by the SHA-256 of its cookie value:
 // the map never holds a value that would let its reader act as a browser.
 type sessions struct {
@@ -53,10 +58,43 @@ type sessions struct {
 
 	mu     sync.Mutex
 	byHash map[[32]byte]*session
+	// perMerchant counts each merchant's sessions, so that the limit ends
+	// a session of the merchant holding the most, never one of a merchant
+	// holding few while another holds many.
+	perMerchant map[string]int
 }
 
 func newSessions(idle, max time.Duration, limit int) *sessions {
-	return &sessions{idle: idle, max: max, limit: limit, byHash: make(map[[32]byte]*session)}
+	return &sessions{idle: idle, max: max, limit: limit, byHash: make(map[[32]byte]*session),
+		perMerchant: make(map[string]int)}
+}
+
+// drop forgets one session; the caller holds mu.
+func (ss *sessions) drop(h [32]byte) {
+	s, ok := ss.byHash[h]
+	if !ok {
+		return
+	}
+	delete(ss.byHash, h)
+	if ss.perMerchant[s.merchantID] <= 1 {
+		delete(ss.perMerchant, s.merchantID)
+	} else {
+		ss.perMerchant[s.merchantID]--
+	}
+}
+
+// leastRecent is the least recently used session of the merchants for
+// which of is true; the caller holds mu.
+func (ss *sessions) leastRecent(of func(merchantID string) bool) ([32]byte, bool) {
+	var oldest [32]byte
+	var at time.Time
+	found := false
+	for h, s := range ss.byHash {
+		if of(s.merchantID) && (!found || s.seen.Before(at)) {
+			oldest, at, found = h, s.seen, true
+		}
+	}
+	return oldest, found
 }
 
 // randomToken is 256 bits from crypto/rand, URL-safe.
@@ -68,30 +106,42 @@ func randomToken() string {
 
 func digest(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 
-// create starts a session and returns its cookie value. Past the limit the
-// expired sessions go first, then the least recently used.
+// create starts a session and returns its cookie value. A merchant past
+// MaxSessionsPerMerchant loses its own least recently used session. Past
+// the limit of all sessions the expired ones go first, then the least
+// recently used among the merchants holding the most: one merchant's
+// sign-ins end another's session only when that one holds as many.
 func (ss *sessions) create(merchantID, key string, now time.Time) string {
 	token := randomToken()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	for ss.perMerchant[merchantID] >= MaxSessionsPerMerchant {
+		h, ok := ss.leastRecent(func(id string) bool { return id == merchantID })
+		if !ok {
+			break
+		}
+		ss.drop(h)
+	}
 	if len(ss.byHash) >= ss.limit {
 		for h, s := range ss.byHash {
 			if ss.expired(s, now) {
-				delete(ss.byHash, h)
+				ss.drop(h)
 			}
 		}
 	}
 	for len(ss.byHash) >= ss.limit {
-		var oldest [32]byte
-		var at time.Time
-		for h, s := range ss.byHash {
-			if at.IsZero() || s.seen.Before(at) {
-				oldest, at = h, s.seen
-			}
+		most := 0
+		for _, n := range ss.perMerchant {
+			most = max(most, n)
 		}
-		delete(ss.byHash, oldest)
+		h, ok := ss.leastRecent(func(id string) bool { return ss.perMerchant[id] == most })
+		if !ok {
+			break
+		}
+		ss.drop(h)
 	}
 	ss.byHash[digest(token)] = &session{merchantID: merchantID, key: key, csrf: randomToken(), created: now, seen: now}
+	ss.perMerchant[merchantID]++
 	return token
 }
 
@@ -110,7 +160,7 @@ func (ss *sessions) use(token string, now time.Time) (session, bool) {
 		return session{}, false
 	}
 	if ss.expired(s, now) {
-		delete(ss.byHash, h)
+		ss.drop(h)
 		return session{}, false
 	}
 	s.seen = now
@@ -121,7 +171,7 @@ func (ss *sessions) use(token string, now time.Time) (session, bool) {
 func (ss *sessions) end(token string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	delete(ss.byHash, digest(token))
+	ss.drop(digest(token))
 }
 
 // note adds to the notes the next page shows.

@@ -42,9 +42,12 @@ type webhooksData struct {
 // a reveal, its secret.
 type endpointView struct {
 	Endpoint
-	Secret     string
-	Deliveries []EndpointDelivery
-	More       bool // more deliveries than shown
+	Secret string
+	// SecretMasked: the secret revealed is the operator's, shared by every
+	// merchant of a --webhook-url endpoint, and comes masked.
+	SecretMasked bool
+	Deliveries   []EndpointDelivery
+	More         bool // more deliveries than shown
 }
 
 // handleWebhooks handles GET /dashboard/webhooks.
@@ -90,6 +93,7 @@ func (d *Dashboard) endpointView(w http.ResponseWriter, r *http.Request, v *visi
 	}
 	if v.notes.SecretFor == ep.ID {
 		ev.Secret = v.notes.Secret
+		ev.SecretMasked = strings.Contains(ev.Secret, "…")
 	}
 	return ev, true
 }

@@ -22,8 +22,17 @@ type endpointRecord struct {
 	created time.Time
 }
 
+// endpoint is the endpoint as a merchant sees it. A default endpoint's
+// secret is the operator's, the same for every merchant that gets the
+// endpoint: shown whole, any merchant could sign events that every other
+// merchant's receiver accepts. It is masked (MaskKey: "whsec_…" and the
+// last four characters); deliveries are signed with it whole.
 func (e *endpointRecord) endpoint() paymock.Endpoint {
-	return paymock.Endpoint{ID: e.id, URL: e.url, Secret: e.secret, Source: e.source, Created: e.created}
+	secret := e.secret
+	if e.source == paymock.EndpointDefault {
+		secret = paymock.MaskKey(secret)
+	}
+	return paymock.Endpoint{ID: e.id, URL: e.url, Secret: secret, Source: e.source, Created: e.created}
 }
 
 func added(s paymock.StoredEndpoint) paymock.Endpoint {
@@ -41,8 +50,9 @@ func (r *Registry) fixedEndpoints(merchantID string) []*endpointRecord {
 }
 
 // AddEndpoint adds an endpoint for a merchant, with a secret generated
-// from crypto/rand, and returns it (secret included). A bad URL is a
-// *paymock.Error whose violation has param "url"; so is a merchant
+// from crypto/rand, and returns it (secret included). A bad URL, or one
+// whose host the egress policy denies, is a *paymock.Error whose
+// violation has param "url"; so is a merchant
 // already at paymock.MaxAddedEndpoints (code endpoint_limit). An unknown
 // merchant wraps paymock.ErrNotFound. Added endpoints receive the
 // merchant's events alongside the configured or default ones.
@@ -57,6 +67,12 @@ func (r *Registry) AddEndpoint(ctx context.Context, merchantID, rawURL string) (
 	}
 	if _, err := r.entryOf(ctx, merchantID); err != nil {
 		return paymock.Endpoint{}, err
+	}
+	// Checked again at every connection: this refusal is the clear answer,
+	// the dialler's the guarantee.
+	if err := r.egress.CheckURL(ctx, rawURL); err != nil {
+		return paymock.Endpoint{}, paymock.Invalid(paymock.Violation{Param: "url", Code: "url_denied",
+			Message: "url: " + err.Error()})
 	}
 	s := paymock.StoredEndpoint{MerchantID: merchantID, URL: rawURL, Secret: secret, Created: stamp(r.now())}
 	for range 8 {
@@ -83,6 +99,7 @@ func endpointLimit() *paymock.Error {
 
 // Endpoints lists a merchant's endpoints: configured ones, then the
 // defaults when it has no configured ones, then added ones oldest first.
+// The defaults' secret is masked: it is the operator's, not the merchant's.
 // An unknown merchant has none. Only a store that cannot be read makes an
 // error (wrapping paymock.ErrUnavailable).
 func (r *Registry) Endpoints(ctx context.Context, merchantID string) ([]paymock.Endpoint, error) {
@@ -107,8 +124,8 @@ func (r *Registry) Endpoints(ctx context.Context, merchantID string) ([]paymock.
 	return out, nil
 }
 
-// Endpoint returns one of a merchant's endpoints; another merchant's, or
-// an unknown id, wraps paymock.ErrNotFound.
+// Endpoint returns one of a merchant's endpoints as Endpoints shows it;
+// another merchant's, or an unknown id, wraps paymock.ErrNotFound.
 func (r *Registry) Endpoint(ctx context.Context, merchantID, endpointID string) (paymock.Endpoint, error) {
 	f, err := r.fixedEndpoint(ctx, merchantID, endpointID)
 	if err != nil {
@@ -127,6 +144,25 @@ func (r *Registry) Endpoint(ctx context.Context, merchantID, endpointID string) 
 		}
 	}
 	return paymock.Endpoint{}, fmt.Errorf("no such webhook endpoint: %w", paymock.ErrNotFound)
+}
+
+// Signing returns one of a merchant's endpoints as deliveries to it are
+// made, its whole secret included, for a test event; Endpoint masks a
+// default endpoint's secret. Another merchant's, or an unknown id, wraps
+// paymock.ErrNotFound.
+func (r *Registry) Signing(ctx context.Context, merchantID, endpointID string) (paymock.WebhookEndpoint, error) {
+	f, err := r.fixedEndpoint(ctx, merchantID, endpointID)
+	if err != nil {
+		return paymock.WebhookEndpoint{}, err
+	}
+	if f != nil {
+		return paymock.WebhookEndpoint{ID: f.id, URL: f.url, Secret: f.secret}, nil
+	}
+	e, err := r.Endpoint(ctx, merchantID, endpointID)
+	if err != nil {
+		return paymock.WebhookEndpoint{}, err
+	}
+	return paymock.WebhookEndpoint{ID: e.ID, URL: e.URL, Secret: e.Secret}, nil
 }
 
 // fixedEndpoint finds a configured or default endpoint of a merchant; nil

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/egress"
 )
 
 // DefaultMaxMerchants is how many open-mode merchants are held at once
@@ -55,6 +56,20 @@ type Config struct {
 	// Logger receives what goes wrong with Store in the background; nil
 	// discards it.
 	Logger *slog.Logger
+	// Empty reports whether the sandbox holds nothing of an open-mode
+	// merchant outside this registry (no payments, no pending work, no
+	// fault rules of its own). When the cap is reached, a new token evicts
+	// the least recently used merchant that is empty and has no created
+	// keys or added endpoints; nil means none is ever evicted.
+	Empty func(ctx context.Context, merchantID string) bool
+	// Evicted is told the id of each merchant evicted to make room, so
+	// that the caller drops what it holds of it (its clock, journal); nil
+	// does nothing.
+	Evicted func(merchantID string)
+	// Egress refuses an added endpoint whose host is, or resolves to, an
+	// address webhooks may not reach; nil means egress.New(egress.Config{})
+	// (link-local, metadata and unspecified addresses denied).
+	Egress *egress.Policy
 }
 
 // Prefixes of the public handles of keys and endpoints; "key_" is taken
@@ -84,6 +99,10 @@ type entry struct {
 	// lastUsed is the Unix nanosecond time of the last Authenticate; an
 	// atomic so that recording it takes no lock on every request.
 	lastUsed atomic.Int64
+	// kept is set once the merchant was found holding something, so that
+	// eviction asks about each merchant at most once: a merchant that once
+	// held something is never evicted, only forgotten when idle.
+	kept atomic.Bool
 }
 
 // fixed is what the configuration gives a configured merchant.
@@ -116,6 +135,10 @@ type Registry struct {
 	ids          *paymock.IDs
 	store        paymock.MerchantStore
 	log          *slog.Logger
+	egress       *egress.Policy
+	empty        func(ctx context.Context, merchantID string) bool
+	evicted      func(merchantID string)
+	evictMu      sync.Mutex          // one eviction at a time: two must not pick one merchant
 	list         []*paymock.Merchant // configured, in order; never changes
 	config       map[string]*fixed   // configured merchants by id; never changes
 	defaults     []*endpointRecord   // DefaultWebhooks with their ids; never changes
@@ -152,6 +175,9 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 	r := &Registry{
 		store:        cfg.Store,
 		log:          cfg.Logger,
+		egress:       cfg.Egress,
+		empty:        cfg.Empty,
+		evicted:      cfg.Evicted,
 		open:         len(cfg.Merchants) == 0,
 		maxMerchants: cfg.MaxMerchants,
 		now:          cfg.Now,
@@ -175,6 +201,9 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.egress == nil {
+		r.egress = egress.New(egress.Config{})
 	}
 	keys, err := r.configure(cfg)
 	if err != nil {
@@ -421,19 +450,27 @@ func (r *Registry) limitError() error {
 		paymock.ErrMerchantLimit, r.maxMerchants)
 }
 
-// addOpen stores the token of a new open-mode merchant and holds it,
-// unless the cap is reached. Its room under the cap is reserved before the
+// addOpen stores the token of a new open-mode merchant and holds it.
+// At the cap it first evicts an empty merchant (evictOne); only when none
+// can be is the token refused. Its room under the cap is reserved before the
 // store is asked, so that concurrent new tokens cannot overshoot it. Two
 // requests (or replicas) seeing one new token at once make one merchant:
 // the second finds the first's.
 func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry, error) {
-	r.mu.Lock()
-	if r.maxMerchants >= 0 && len(r.byID)+r.reserved >= r.maxMerchants {
+	for tries := 0; ; tries++ {
+		r.mu.Lock()
+		if r.maxMerchants < 0 || len(r.byID)+r.reserved < r.maxMerchants {
+			r.reserved++
+			r.mu.Unlock()
+			break
+		}
 		r.mu.Unlock()
-		return nil, r.limitError()
+		// Room made by an eviction may be taken by a racing new token:
+		// try a few times, then refuse.
+		if tries == 3 || !r.evictOne(ctx) {
+			return nil, r.limitError()
+		}
 	}
-	r.reserved++
-	r.mu.Unlock()
 	release := func() {
 		r.mu.Lock()
 		r.reserved--
@@ -480,11 +517,18 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 	return nil, paymock.ErrUnknownKey
 }
 
+// OpenMerchantName is the name of every open-mode merchant, what the
+// hosted pages show a customer. The id is derived from the token, so it
+// must not be shown where the token's owner does not sign in: a public
+// page that showed 48 bits of the token's SHA-256 would let anyone find a
+// weak token again by dictionary.
+const OpenMerchantName = "Sandbox merchant"
+
 // newOpen is the entry of an open-mode merchant: everything but its id is
 // shared by all of them.
 func (r *Registry) newOpen(id string) *entry {
 	e := &entry{}
-	e.ID, e.Name = id, id
+	e.ID, e.Name = id, OpenMerchantName
 	e.PCIApproved = true
 	e.Accounts = r.sandboxAccts
 	e.lastUsed.Store(r.now().UnixNano())

@@ -24,6 +24,9 @@ type Developers interface {
 	Endpoints(ctx context.Context, merchantID string) ([]paymock.Endpoint, error)
 	Endpoint(ctx context.Context, merchantID, endpointID string) (paymock.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, merchantID, endpointID string) error
+	// Signing is an endpoint with its whole secret, which Endpoint masks
+	// when it is the operator's: what a test event is signed with.
+	Signing(ctx context.Context, merchantID, endpointID string) (paymock.WebhookEndpoint, error)
 }
 
 // apiKeyJSON is an API key as the control API shows it: masked, except
@@ -145,13 +148,13 @@ func (s *Server) deleteWebhookEndpoint(c *echo.Context) error {
 // signed webhook.test event to that endpoint alone.
 func (s *Server) sendTestEvent(c *echo.Context) error {
 	m, id := merchantOf(c), pathParam(c, "id")
-	ep, err := s.developers.Endpoint(c.Request().Context(), m.ID, id)
+	ep, err := s.developers.Signing(c.Request().Context(), m.ID, id)
 	if err != nil {
 		return notFoundIfMissing(err, "webhook endpoint", id)
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
 	defer cancel()
-	rec, err := s.lifecycle.SendTest(ctx, m, paymock.WebhookEndpoint{ID: ep.ID, URL: ep.URL, Secret: ep.Secret})
+	rec, err := s.lifecycle.SendTest(ctx, m, ep)
 	if err != nil {
 		return err
 	}

@@ -145,13 +145,13 @@ func (v endpointsView) DeleteEndpoint(ctx context.Context, m *paymock.Merchant, 
 // SendTest sends a signed webhook.test event and waits a little for its
 // attempt, so the page shows it delivered or failed rather than pending.
 func (v endpointsView) SendTest(ctx context.Context, m *paymock.Merchant, id string) (string, error) {
-	e, err := v.merchants.Endpoint(ctx, m.ID, id)
+	e, err := v.merchants.Signing(ctx, m.ID, id)
 	if err != nil {
 		return "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	rec, err := v.hooks.SendTest(ctx, m, paymock.WebhookEndpoint{ID: e.ID, URL: e.URL, Secret: e.Secret})
+	rec, err := v.hooks.SendTest(ctx, m, e)
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return "", err
 	}

@@ -200,7 +200,7 @@ func TestWebhookEndpoints_ConfiguredOnesAreReadOnly(t *testing.T) {
 	env := newEnv(t, withWebhooks(nil, webhookEndpoint(rcv)))
 	_, l, _ := env.do("GET", "/_sandbox/webhook-endpoints", keyA, nil)
 	items := l["items"].([]any)
-	if len(items) != 1 || items[0].(map[string]any)["read_only"] != true || items[0].(map[string]any)["secret"] != testSecret {
+	if len(items) != 1 || items[0].(map[string]any)["read_only"] != true || items[0].(map[string]any)["secret"] != paymock.MaskKey(testSecret) {
 		t.Fatalf("endpoints %v", items)
 	}
 	st, body, _ := env.do("DELETE", "/_sandbox/webhook-endpoints/"+items[0].(map[string]any)["id"].(string), keyA, nil)

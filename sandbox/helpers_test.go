@@ -23,6 +23,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/egress"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
@@ -67,6 +68,7 @@ type envConfig struct {
 	backend        paymock.Backend // zero: testBackend's
 	outage         bool            // 503 store_unavailable answers are expected
 	webhookTimeout time.Duration
+	egress         *egress.Policy // nil: the default policy
 }
 
 // expectingOutage lets the server answer 503 store_unavailable, which a
@@ -186,7 +188,7 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		Seed:         cfg.seed,
 		Variants:     cfg.variants,
 		Scenarios:    cfg.scenarios,
-		Webhooks:     WebhookConfig{URLs: cfg.endpoints, Secret: cfg.secret, Retry: cfg.retry, Timeout: cfg.webhookTimeout},
+		Webhooks:     WebhookConfig{URLs: cfg.endpoints, Secret: cfg.secret, Retry: cfg.retry, Timeout: cfg.webhookTimeout, Egress: cfg.egress},
 		PublicURL:    "http://" + srv.Listener.Addr().String(),
 		BodyLimit:    cfg.bodyLimit,
 		JournalSize:  journalSize,

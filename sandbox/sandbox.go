@@ -18,6 +18,7 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/egress"
 	"github.com/paymock/paymock/fakepayments"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
@@ -96,6 +97,10 @@ type WebhookConfig struct {
 	Retry []time.Duration
 	// Timeout is how long one attempt may take; 0 means 10s.
 	Timeout time.Duration
+	// Egress is where deliveries may go, checked when a merchant adds an
+	// endpoint and at every connection; nil means egress.New's default
+	// (--webhook-deny).
+	Egress *egress.Policy
 }
 
 // Sandbox is one whole sandbox, built and not yet started.
@@ -159,9 +164,16 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	store := backend.Payments
+	policy := cfg.Webhooks.Egress
+	if policy == nil {
+		policy = egress.New(egress.Config{})
+	}
+	var sb *Sandbox // set at the end of New; no request can come before
 	merchants, err := merchants.New(context.Background(), merchants.Config{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
-		IDs: derivedIDs(idSeed, 1), Store: backend.Merchants, Logger: logger,
+		IDs: derivedIDs(idSeed, 1), Store: backend.Merchants, Logger: logger, Egress: policy,
+		Empty:   func(ctx context.Context, id string) bool { return sb.holdsNothing(ctx, id) },
+		Evicted: func(id string) { sb.dropEvicted(context.Background(), id) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("merchants: %w", err)
@@ -199,6 +211,7 @@ func New(cfg Config) (*Sandbox, error) {
 		Retry:     cfg.Webhooks.Retry,
 		Timeout:   cfg.Webhooks.Timeout,
 		IDs:       derivedIDs(idSeed, 3),
+		Client:    policy.Client(4),
 	}
 	// Events and deliveries live in the backend's outbox: any sender (or
 	// replica) attempts what is due, and a restart loses nothing.
@@ -257,9 +270,10 @@ func New(cfg Config) (*Sandbox, error) {
 	if idle == 0 {
 		idle = DefaultMerchantIdleTTL
 	}
-	return &Sandbox{log: logger, seed: seed, secret: secret, store: store, merchants: merchants,
+	sb = &Sandbox{log: logger, seed: seed, secret: secret, store: store, merchants: merchants,
 		clocks: clocks, sched: sched, hooks: hooks, engine: engine, server: server, faults: rules, shared: backend.Shared,
-		idleTTL: idle, stop: make(chan struct{}), done: make(chan struct{})}, nil
+		idleTTL: idle, stop: make(chan struct{}), done: make(chan struct{})}
+	return sb, nil
 }
 
 // Handler is the sandbox's HTTP handler: the API, the control API, the

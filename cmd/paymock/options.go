@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/egress"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/merchants"
 	"github.com/paymock/paymock/mockserver"
@@ -49,6 +51,7 @@ type options struct {
 	webhookSecret   string
 	webhookRetry    []time.Duration
 	webhookRetrySet bool // --webhook-retry was given (flag or env), not defaulted
+	webhookDeny     []netip.Prefix
 	scenariosPath   string
 	variants        string // validated; the seeded Variants is built at serve
 	journalSize     int
@@ -87,6 +90,7 @@ var flagSpecs = []flagSpec{
 	{name: "body-limit", def: strconv.Itoa(mockserver.DefaultBodyLimit), arg: "bytes", usage: "largest request body accepted"},
 	{name: "webhook-url", arg: "url", usage: "webhook endpoint for every merchant without its own (repeatable)", repeatable: true},
 	{name: "webhook-secret", arg: "whsec_...", usage: "whsec_ + base64 secret for the --webhook-url endpoints (default: generated and logged once)"},
+	{name: "webhook-deny", def: "169.254.0.0/16,fe80::/10,0.0.0.0/8,::", arg: "cidrs", usage: "comma-separated address ranges webhooks may not reach, checked when an endpoint is added and at every connection (empty: none)"},
 	{name: "webhook-retry", def: defaultWebhookRetry, arg: "delays", usage: "comma-separated delays between webhook delivery attempts, on the merchant's clock"},
 	{name: "scenarios", arg: "path", usage: "scenario file, or folder of *.yaml and *.yml files"},
 	{name: "faults", arg: "file", usage: "YAML list of fault rules applied to every merchant"},
@@ -366,6 +370,13 @@ func parseOptions(r *rawFlags, argErrs []error) (*options, error) {
 		} else {
 			o.webhookSecret = v
 		}
+	}
+
+	v, src = r.get("webhook-deny")
+	if o.webhookDeny, err = egress.ParseDeny(v); err != nil {
+		fail(src, "%v", err)
+	} else if o.webhookDeny == nil {
+		o.webhookDeny = []netip.Prefix{} // given empty: none denied
 	}
 
 	v, src = r.get("variants")

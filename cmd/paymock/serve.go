@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/paymock/paymock/egress"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
@@ -124,7 +125,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		Seed:            opts.seed,
 		Variants:        opts.variants,
 		Scenarios:       set,
-		Webhooks:        sandbox.WebhookConfig{URLs: opts.webhookURLs, Secret: opts.webhookSecret, Retry: opts.webhookRetry},
+		Webhooks:        sandbox.WebhookConfig{URLs: opts.webhookURLs, Secret: opts.webhookSecret, Retry: opts.webhookRetry, Egress: egress.New(egress.Config{Deny: opts.webhookDeny})},
 		PublicURL:       publicURL,
 		BodyLimit:       opts.bodyLimit,
 		JournalSize:     opts.journalSize,

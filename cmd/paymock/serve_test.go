@@ -132,8 +132,10 @@ func TestRun_RefusesBadValuesOfTheNewFlags(t *testing.T) {
 
 func TestRun_MaxMerchantsCapsOpenModeAndTheIdleTTLFreesRoom(t *testing.T) {
 	r := startRun(t, []string{"--addr", "127.0.0.1:0", "--max-merchants", "1", "--merchant-idle-ttl", "1s"}, nil, hooks{})
-	if status, _ := answer(t, r.addr, "sk_test_first", "GET", "/api/v1/payments", ""); status != http.StatusOK {
-		t.Fatalf("the first key got %d, want 200", status)
+	// The first merchant holds something (an empty one would be evicted
+	// to make room) and nothing pending (it could not be forgotten).
+	if status, _ := answer(t, r.addr, "sk_test_first", "POST", "/_sandbox/webhook-endpoints", `{"url":"https://hooks.example/in"}`); status != http.StatusCreated {
+		t.Fatalf("the first key got %d, want 201", status)
 	}
 	status, code := answer(t, r.addr, "sk_test_second", "GET", "/api/v1/payments", "")
 	if status != http.StatusTooManyRequests || code != "merchant_limit" {

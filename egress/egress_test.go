@@ -1,0 +1,65 @@
+// The deny list as the flag gives it, and what it refuses.
+
+package egress
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+func TestParseDeny_ReadsPrefixesAndAddresses(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string
+		wantErr string
+	}{
+		{"169.254.0.0/16,fe80::/10,0.0.0.0/8,::", "169.254.0.0/16 fe80::/10 0.0.0.0/8 ::/128", ""},
+		{" 10.1.2.3/8 , 127.0.0.1", "10.0.0.0/8 127.0.0.1/32", ""},
+		{"", "", ""},
+		{"10.0.0.0/33", "", "neither a CIDR prefix"},
+		{"localhost", "", "neither a CIDR prefix"},
+	}
+	for _, tc := range tests {
+		got, err := ParseDeny(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseDeny(%q) error %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		var s []string
+		for _, p := range got {
+			s = append(s, p.String())
+		}
+		if err != nil || strings.Join(s, " ") != tc.want {
+			t.Errorf("ParseDeny(%q) = %v, %v; want %s", tc.in, s, err, tc.want)
+		}
+	}
+}
+
+func TestCheckURL_RefusesWhatTheDefaultDenies(t *testing.T) {
+	p := New(Config{Resolver: nil})
+	for u, denied := range map[string]bool{
+		"http://169.254.169.254/":          true,
+		"http://[fe80::1%25eth0]/":         true,
+		"http://0.0.0.0/":                  true,
+		"http://[::]/":                     true,
+		"http://[::ffff:169.254.1.1]:80/":  true,
+		"http://127.0.0.1:8080/":           false,
+		"http://10.0.0.1/":                 false,
+		"http://[::1]/":                    false,
+		"https://hooks.invalid.example./x": false, // does not resolve: checked at connect
+	} {
+		err := p.CheckURL(context.Background(), u)
+		var de *DeniedError
+		if got := errors.As(err, &de); got != denied {
+			t.Errorf("CheckURL(%s) = %v, want denied %v", u, err, denied)
+		}
+	}
+	if err := New(Config{Deny: []netip.Prefix{}}).CheckURL(context.Background(), "http://169.254.169.254/"); err != nil {
+		t.Errorf("an empty deny list refuses %v", err)
+	}
+}
