@@ -55,7 +55,7 @@ func run(ctx context.Context, base, token, form string) error {
 			Customer:    client.CustomerInput{Email: "jane@example.com", Name: "Jane Doe"},
 			Description: "Order " + want,
 			ExpiresIn:   3600,
-			Metadata:    client.Metadata{"order_id": "ord_" + want},
+			Metadata:    client.MetadataInput{"order_id": "ord_" + want},
 			SuccessUrl:  "https://shop.example.com/success",
 			CancelUrl:   "https://shop.example.com/cancel",
 			Mcc:         &mcc,
