@@ -21,7 +21,7 @@ import (
 // decoding, and the test having validated the documents, a start does not
 // validate them again.
 //
-//go:embed prepared/*.json
+//go:embed prepared/*.json.gz
 var preparedDocs embed.FS
 
 // shared loads the service contract on the first call (every server
@@ -44,7 +44,11 @@ var shared = sync.OnceValues(func() (*Documents, error) {
 // loadPrepared loads and compiles one prepared document. References stay
 // within the document (the loader refuses others), as in the YAML.
 func (d *Document) loadPrepared(f prepared.File) error {
-	data, err := preparedDocs.ReadFile("prepared/" + f.JSON)
+	packed, err := preparedDocs.ReadFile("prepared/" + f.JSON)
+	if err != nil {
+		return fmt.Errorf("load contract: %w", err)
+	}
+	data, err := prepared.Unpack(packed)
 	if err != nil {
 		return fmt.Errorf("load contract: %w", err)
 	}

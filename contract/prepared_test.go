@@ -21,7 +21,11 @@ func TestPreparedDocuments_MatchTheYAML(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := preparedDocs.ReadFile("prepared/" + f.JSON)
+			packed, err := preparedDocs.ReadFile("prepared/" + f.JSON)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := prepared.Unpack(packed)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,9 @@ func main() {
 	for _, f := range prepared.Files {
 		data, err := prepared.FromYAML(paymock.Documents, f.YAML)
 		if err == nil {
+			data, err = prepared.Pack(data)
+		}
+		if err == nil {
 			err = os.WriteFile(filepath.Join(*out, f.JSON), data, 0o644)
 		}
 		if err != nil {
