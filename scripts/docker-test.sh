@@ -186,10 +186,10 @@ docker stop -t 5 "$term" >/dev/null
 stopped_after=$(since "$stop_started")
 exit_code=$(docker inspect -f '{{.State.ExitCode}}' "$term")
 [ "$exit_code" = 0 ] || fail "SIGTERM: exit code $exit_code (137: still running after 5 s); $(docker logs "$term" 2>&1 | tail -5)"
-docker logs "$term" 2>&1 | grep -q 'msg="webhook deliveries interrupted by shutdown" deliveries=' ||
+docker logs "$term" 2>&1 | grep -q 'msg="webhook deliveries left pending at shutdown" scheduled_sends=' ||
   fail "shutdown did not record the pending attempts: $(docker logs "$term" 2>&1 | tail -5)"
 docker logs "$term" 2>&1 | grep -q 'msg="paymock stopped"' || fail "paymock did not log that it stopped"
-say "stopped ${stopped_after}s after docker stop, exit 0, pending deliveries recorded as interrupted"
+say "stopped ${stopped_after}s after docker stop, exit 0, pending deliveries recorded as left pending"
 
 echo "== --store postgres:// on the docker network"
 pg=$run-postgres

@@ -649,6 +649,15 @@ func (d *Dispatcher) Close(ctx context.Context) error {
 	<-d.sweepDone
 	err := d.waitOrCut(ctx, d.runs.Wait)
 	d.cancelSends()
+	// What waits for a retry, a delay or a window stays pending in the
+	// backend (on PostgreSQL the next start sends it); the log says how
+	// much, since a memory backend ends with the process.
+	d.mu.Lock()
+	scheduled := len(d.timers)
+	d.mu.Unlock()
+	if scheduled > 0 {
+		d.log.Info("webhook deliveries left pending at shutdown", "scheduled_sends", scheduled)
+	}
 	return err
 }
 
