@@ -25,11 +25,17 @@ type Backend struct {
 	Due DueStore
 	// Advances takes one merchant's clock advances in turn.
 	Advances AdvanceLocker
-	// Shared says that other processes use the backend at once (replicas
-	// of one sandbox): what one forgets of an idle merchant stays for the
-	// others, and its ids are never drawn from a seed, which would draw
-	// them again.
-	Shared bool
+	// Sequences numbers each merchant's ids in a seeded run.
+	Sequences Sequences
+	// Release is told that this process no longer holds a merchant (an
+	// idle open-mode merchant forgotten, or an empty one evicted at the
+	// cap). A backend only this process uses drops what it keeps of the
+	// merchant (payments, customers, clock, events and deliveries, id
+	// sequence), since nothing can reach it any more and open mode must not
+	// grow without end. A backend replicas share keeps it all: another
+	// replica may be serving the merchant, and its token coming back is the
+	// same merchant again.
+	Release func(ctx context.Context, merchantID string) error
 	// Outbox keeps events and their webhook deliveries.
 	Outbox Outbox
 	// Events stores a payment's transition with its event in one step.

@@ -37,14 +37,19 @@ func NewIDs(seed *uint64) *IDs {
 
 // New returns prefix + "_" + IDLength random base62 characters.
 func (g *IDs) New(prefix string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return drawID(g.src, prefix)
+}
+
+// drawID returns prefix + "_" + IDLength base62 characters read from src.
+func drawID(src io.Reader, prefix string) string {
 	out := make([]byte, 0, len(prefix)+1+IDLength)
 	out = append(out, prefix...)
 	out = append(out, '_')
 	var buf [64]byte
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	for len(out) < cap(out) {
-		if _, err := io.ReadFull(g.src, buf[:]); err != nil {
+		if _, err := io.ReadFull(src, buf[:]); err != nil {
 			panic("paymock: random source failed: " + err.Error())
 		}
 		for _, b := range buf {

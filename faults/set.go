@@ -25,8 +25,9 @@ type Config struct {
 	// with the merchant, the rule and its draw count: the same seed gives
 	// the same hits for the same calls, on any backend.
 	Seed uint64
-	// IDs makes rule ids ("flt_..."); nil: unguessable random ids.
-	IDs interface{ New(prefix string) string }
+	// IDs makes the id of a merchant's new rule ("flt_..."); nil:
+	// unguessable random ids.
+	IDs func(ctx context.Context, merchantID string) (string, error)
 	// FileRules apply to every merchant, each with its own countdown;
 	// usually from LoadFile.
 	FileRules []Rule
@@ -44,7 +45,7 @@ type Config struct {
 type Set struct {
 	store    paymock.FaultRules
 	seed     uint64
-	ids      interface{ New(prefix string) string }
+	ids      func(ctx context.Context, merchantID string) (string, error)
 	file     []Rule
 	ops      []string
 	maxRules int
@@ -60,7 +61,8 @@ func New(cfg Config) (*Set, error) {
 	}
 	s := &Set{store: cfg.Store, seed: cfg.Seed, ids: cfg.IDs, ops: cfg.Operations, maxRules: cfg.MaxRules}
 	if s.ids == nil {
-		s.ids = paymock.NewIDs(nil)
+		random := paymock.NewIDs(nil)
+		s.ids = func(context.Context, string) (string, error) { return random.New("flt"), nil }
 	}
 	if s.maxRules <= 0 {
 		s.maxRules = DefaultMaxRules
@@ -102,7 +104,11 @@ func (s *Set) Add(ctx context.Context, merchantID string, r Rule) (Rule, error) 
 		return Rule{}, paymock.Invalid(vs...)
 	}
 	r = r.Normalize()
-	r.ID, r.Source, r.Remaining, r.Hits = s.ids.New("flt"), "api", nil, 0
+	id, err := s.ids(ctx, merchantID)
+	if err != nil {
+		return Rule{}, storeError("numbering a rule", merchantID, err)
+	}
+	r.ID, r.Source, r.Remaining, r.Hits = id, "api", nil, 0
 	limit := s.maxRules - len(s.file)
 	for attempt := 0; ; attempt++ {
 		err := paymock.ErrTooManyFaultRules
@@ -119,8 +125,8 @@ func (s *Set) Add(ctx context.Context, merchantID string, r Rule) (Rule, error) 
 		case errors.Is(err, paymock.ErrTooManyFaultRules):
 			return Rule{}, s.limitReached()
 		case errors.Is(err, paymock.ErrDuplicateFaultRule) && attempt < 3:
-			// Replicas seeded alike make the same ids: another one
-			// took this one first, so this rule takes a random id.
+			// An id taken already (a sequence reset by hand, or a
+			// generator that repeats itself): this rule takes a random one.
 			r.ID = paymock.NewIDs(nil).New("flt")
 		default:
 			return Rule{}, storeError("adding a rule", merchantID, err)

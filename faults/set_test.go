@@ -49,7 +49,7 @@ func TestAdd_RefusesInvalidRulesAndChangesNothing(t *testing.T) {
 
 func TestAdd_IDsComeFromTheGeneratorGiven(t *testing.T) {
 	ids := paymock.NewIDs(nil)
-	s := newSet(t, faults.Config{IDs: ids})
+	s := newSet(t, faults.Config{IDs: func(context.Context, string) (string, error) { return ids.New("flt"), nil }})
 	r := mustAdd(t, s, "m1", faults.Rule{Status: 500})
 	if !strings.HasPrefix(r.ID, "flt_") || len(r.ID) != len("flt_")+paymock.IDLength {
 		t.Errorf("id %q, want flt_ and %d characters", r.ID, paymock.IDLength)

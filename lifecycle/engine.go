@@ -15,11 +15,6 @@ import (
 	"github.com/paymock/paymock/webhooks"
 )
 
-// IDGenerator makes prefixed ids.
-type IDGenerator interface {
-	New(prefix string) string
-}
-
 // Config is what an Engine is built from.
 type Config struct {
 	Logger    *slog.Logger
@@ -30,7 +25,7 @@ type Config struct {
 	// one merchant's advances in turn: the Backend's Due and Advances.
 	Due      paymock.DueStore
 	Advances paymock.AdvanceLocker
-	IDs      IDGenerator
+	IDs      *paymock.MerchantIDs
 	Webhooks *webhooks.Dispatcher
 	// Events stores each transition with its event (the Backend's).
 	Events    paymock.EventStore
@@ -55,7 +50,7 @@ type Engine struct {
 	store     paymock.Store
 	clocks    *Clocks
 	sched     *Scheduler
-	ids       IDGenerator
+	ids       *paymock.MerchantIDs
 	hooks     *webhooks.Dispatcher
 	scenarios *Scenarios
 	variants  *paymock.Variants
@@ -151,10 +146,14 @@ func (e *Engine) transitionAt(ctx context.Context, m *paymock.Merchant, id strin
 	if err != nil {
 		return paymock.Payment{}, err
 	}
+	draw, err := e.ids.Draw(ctx, m)
+	if err != nil {
+		return paymock.Payment{}, err
+	}
 	p, o, ids, err := e.events.UpdateWithEvent(ctx, m.ID, id,
 		func(p *paymock.Payment) error { return p.Transition(to, now) },
 		func(p paymock.Payment) (paymock.Outgoing, error) {
-			ev, err := paymock.NewEvent(e.ids.New("evt"), typ, p, now, e.variants.Next())
+			ev, err := paymock.NewEvent(draw.ID("evt"), typ, p, now, e.variants.Next())
 			if err != nil {
 				return paymock.Outgoing{}, fmt.Errorf("event for %s: %w", id, err)
 			}

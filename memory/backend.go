@@ -4,6 +4,7 @@ package memory
 
 import (
 	"context"
+	"errors"
 
 	"github.com/paymock/paymock"
 )
@@ -13,6 +14,7 @@ import (
 func New() paymock.Backend {
 	payments, clocks := NewPayments(), NewClocks()
 	outbox := NewOutbox(payments)
+	sequences := NewSequences()
 	return paymock.Backend{
 		Payments:  payments,
 		Ready:     func(context.Context) error { return nil }, // the process is the store
@@ -24,5 +26,13 @@ func New() paymock.Backend {
 		Events:    outbox,
 		Faults:    NewFaultRules(),
 		Journal:   NewJournal(),
+		Sequences: sequences,
+		// Nothing but this process can reach what it holds of a merchant
+		// it released: all of it goes.
+		Release: func(ctx context.Context, merchantID string) error {
+			sequences.Drop(merchantID)
+			return errors.Join(outbox.ResetEvents(ctx, merchantID), clocks.ResetClock(ctx, merchantID),
+				payments.Reset(ctx, merchantID))
+		},
 	}
 }

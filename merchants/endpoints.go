@@ -65,7 +65,8 @@ func (r *Registry) AddEndpoint(ctx context.Context, merchantID, rawURL string) (
 	if vs := (paymock.WebhookEndpoint{URL: rawURL, Secret: secret}).Validate(); len(vs) > 0 {
 		return paymock.Endpoint{}, paymock.Invalid(vs...)
 	}
-	if _, err := r.entryOf(ctx, merchantID); err != nil {
+	e, err := r.entryOf(ctx, merchantID)
+	if err != nil {
 		return paymock.Endpoint{}, err
 	}
 	// Checked again at every connection: this refusal is the clear answer,
@@ -76,7 +77,9 @@ func (r *Registry) AddEndpoint(ctx context.Context, merchantID, rawURL string) (
 	}
 	s := paymock.StoredEndpoint{MerchantID: merchantID, URL: rawURL, Secret: secret, Created: stamp(r.now())}
 	for range 8 {
-		s.ID = r.ids.New(endpointIDPrefix)
+		if s.ID, err = r.ids.New(ctx, &e.Merchant, endpointIDPrefix); err != nil {
+			return paymock.Endpoint{}, fmt.Errorf("add webhook endpoint: %w", err)
+		}
 		err := r.store.AddEndpoint(ctx, s, paymock.MaxAddedEndpoints)
 		switch {
 		case err == nil:

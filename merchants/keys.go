@@ -31,7 +31,8 @@ func (r *Registry) CreateKey(ctx context.Context, merchantID string) (paymock.Ne
 		return paymock.NewKey{}, err
 	}
 	h := sha256.Sum256([]byte(key))
-	if _, err := r.entryOf(ctx, merchantID); err != nil {
+	e, err := r.entryOf(ctx, merchantID)
+	if err != nil {
 		return paymock.NewKey{}, err
 	}
 	if (*r.keys.Load())[h] != nil {
@@ -41,10 +42,12 @@ func (r *Registry) CreateKey(ctx context.Context, merchantID string) (paymock.Ne
 	}
 	k := paymock.StoredKey{Digest: h, MerchantID: merchantID, Masked: paymock.MaskKey(key),
 		Source: paymock.KeyCreated, Created: stamp(r.now())}
-	// A seeded run draws the same ids on every replica: one taken by
-	// another replica is drawn again.
+	// A taken id (a broken random source, or the store's sequence reset
+	// by hand) is drawn again.
 	for range 8 {
-		k.ID = r.ids.New(keyIDPrefix)
+		if k.ID, err = r.ids.New(ctx, &e.Merchant, keyIDPrefix); err != nil {
+			return paymock.NewKey{}, fmt.Errorf("create api key: %w", err)
+		}
 		err := r.store.AddKey(ctx, k, paymock.MaxCreatedKeys)
 		switch {
 		case err == nil:

@@ -49,7 +49,7 @@ type Config struct {
 	// IDs makes the ak_ and we_ ids of what is made at run time; nil means
 	// unguessable ids from crypto/rand. API keys and webhook secrets
 	// always come from crypto/rand, seed or no seed.
-	IDs *paymock.IDs
+	IDs *paymock.MerchantIDs
 	// Store keeps what is made at run time: created keys, revocations,
 	// open-mode merchants, added endpoints (paymock.Backend.Merchants).
 	Store paymock.MerchantStore
@@ -132,7 +132,7 @@ type Registry struct {
 	open         bool
 	maxMerchants int // < 0: no cap
 	now          func() time.Time
-	ids          *paymock.IDs
+	ids          *paymock.MerchantIDs
 	store        paymock.MerchantStore
 	log          *slog.Logger
 	egress       *egress.Policy
@@ -194,7 +194,7 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 		r.now = time.Now
 	}
 	if r.ids == nil {
-		r.ids = paymock.NewIDs(nil)
+		r.ids = paymock.NewMerchantIDs(nil, nil)
 	}
 	if r.maxMerchants == 0 {
 		r.maxMerchants = DefaultMaxMerchants
@@ -264,6 +264,9 @@ func (r *Registry) configure(cfg Config) (map[[32]byte]*keyRecord, error) {
 
 		e := &entry{Merchant: m}
 		e.ID = m.Name
+		if len(m.APIKeys) > 0 {
+			e.IDSeed = sha256.Sum256([]byte(m.APIKeys[0]))
+		}
 		e.APIKeys = append([]string(nil), m.APIKeys...)
 		e.Accounts = append([]paymock.Account(nil), m.Accounts...)
 		e.Webhooks = append([]paymock.WebhookEndpoint(nil), m.Webhooks...)
@@ -380,12 +383,13 @@ func (r *Registry) entryOf(ctx context.Context, merchantID string) (*entry, erro
 	if !r.open {
 		return nil, fmt.Errorf("no such merchant: %w", paymock.ErrNotFound)
 	}
-	if _, found, err := r.store.OpenKey(ctx, merchantID); err != nil {
+	k, found, err := r.store.OpenKey(ctx, merchantID)
+	if err != nil {
 		return nil, err
 	} else if !found {
 		return nil, fmt.Errorf("no such merchant: %w", paymock.ErrNotFound)
 	}
-	return r.hold(merchantID), nil
+	return r.hold(ctx, merchantID, &k.Digest)
 }
 
 // Authenticate returns the merchant a key belongs to and records the use.
@@ -429,7 +433,7 @@ func (r *Registry) runTimeKey(ctx context.Context, h [32]byte, key string) (*ent
 	case found && k.Revoked:
 		return nil, paymock.ErrUnknownKey
 	case found && r.open:
-		return r.hold(k.MerchantID), nil
+		return r.hold(ctx, k.MerchantID, tokenOf(k))
 	case found:
 		r.mu.RLock()
 		e := r.byID[k.MerchantID]
@@ -442,6 +446,15 @@ func (r *Registry) runTimeKey(ctx context.Context, h [32]byte, key string) (*ent
 		return nil, paymock.ErrUnknownKey
 	}
 	return r.addOpen(ctx, h, key)
+}
+
+// tokenOf is the digest of a merchant's open-mode token when k is that
+// token, nil when it is another of the merchant's keys.
+func tokenOf(k paymock.StoredKey) *[32]byte {
+	if k.Source != paymock.KeyOpen {
+		return nil
+	}
+	return &k.Digest
 }
 
 // limitError is the refusal of a new open-mode merchant past the cap.
@@ -487,7 +500,7 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 			r.reserved--
 			e := r.byID[id]
 			if e == nil { // not held again meanwhile by a racing request
-				e = r.newOpen(id)
+				e = r.newOpen(id, h)
 				r.byID[id] = e
 			}
 			r.mu.Unlock()
@@ -509,7 +522,7 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 			if got.Revoked {
 				return nil, paymock.ErrUnknownKey
 			}
-			return r.hold(got.MerchantID), nil
+			return r.hold(ctx, got.MerchantID, tokenOf(got))
 		}
 	}
 	release()
@@ -524,11 +537,11 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 // weak token again by dictionary.
 const OpenMerchantName = "Sandbox merchant"
 
-// newOpen is the entry of an open-mode merchant: everything but its id is
-// shared by all of them.
-func (r *Registry) newOpen(id string) *entry {
+// newOpen is the entry of an open-mode merchant: everything but its id and
+// its ids' seed (the digest of its token) is shared by all of them.
+func (r *Registry) newOpen(id string, token [32]byte) *entry {
 	e := &entry{}
-	e.ID, e.Name = id, OpenMerchantName
+	e.ID, e.Name, e.IDSeed = id, OpenMerchantName, token
 	e.PCIApproved = true
 	e.Accounts = r.sandboxAccts
 	e.lastUsed.Store(r.now().UnixNano())
@@ -538,24 +551,36 @@ func (r *Registry) newOpen(id string) *entry {
 // hold returns the entry of an open-mode merchant the store knows, held
 // from now on unless the registry already holds its cap of them: then the
 // entry is served for this request only. The cap bounds what this process
-// keeps; it never refuses a merchant the store knows.
-func (r *Registry) hold(id string) *entry {
+// keeps; it never refuses a merchant the store knows. token is the digest
+// of the merchant's open-mode token when the caller has it; otherwise the
+// store is asked for it, once, when the merchant is not held yet.
+func (r *Registry) hold(ctx context.Context, id string, token *[32]byte) (*entry, error) {
 	r.mu.RLock()
 	e := r.byID[id]
 	r.mu.RUnlock()
 	if e != nil {
-		return e
+		return e, nil
+	}
+	if token == nil {
+		k, found, err := r.store.OpenKey(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("authenticate: %w", err)
+		}
+		if !found {
+			return nil, fmt.Errorf("no such merchant: %w", paymock.ErrNotFound)
+		}
+		token = &k.Digest
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.byID[id]; e != nil {
-		return e
+		return e, nil
 	}
-	e = r.newOpen(id)
+	e = r.newOpen(id, *token)
 	if r.maxMerchants < 0 || len(r.byID)+r.reserved < r.maxMerchants {
 		r.byID[id] = e
 	}
-	return e
+	return e, nil
 }
 
 // Forget drops the open-mode merchants that have had no request for idle

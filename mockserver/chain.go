@@ -5,6 +5,7 @@ package mockserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -40,6 +41,25 @@ type exchange struct {
 	fault    string // the id of the fault rule that shaped the answer
 	faultBy  string // how that rule was asked for, and what it does
 	reset    bool   // a fault asked for the connection to be dropped
+}
+
+// requestID is the request's id, drawn once the request is done, when its
+// merchant is known: a merchant's request ids are drawn like its payment
+// ids (from its own stream in a seeded run, so runs repeat exactly and no
+// merchant can compute another's). A request of no merchant, or one whose
+// merchant's stream cannot be read, takes one of the server's own.
+func (s *Server) requestID(ctx context.Context, x *exchange) string {
+	if x.id != "" {
+		return x.id
+	}
+	if x.caller != nil {
+		if id, err := s.merchantIDs.New(ctx, x.caller, "req"); err == nil {
+			x.id = id
+			return id
+		}
+	}
+	x.id = s.requestIDs.New("req")
+	return x.id
 }
 
 func exchangeOf(c *echo.Context) *exchange {
@@ -81,7 +101,7 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		w := c.Response()
 		r := c.Request()
-		x := &exchange{id: s.ids.New("req"), start: time.Now(), method: r.Method, rec: &recorder{header: make(http.Header)}}
+		x := &exchange{start: time.Now(), method: r.Method, rec: &recorder{header: make(http.Header)}}
 		if r.Method == http.MethodHead {
 			r.Method = http.MethodGet
 		}
@@ -94,7 +114,7 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 			resetConnection(w)
 			return nil
 		}
-		x.rec.header.Set("Request-Id", x.id)
+		x.rec.header.Set("Request-Id", s.requestID(r.Context(), x))
 		// No answer is to be sniffed into another type, and none cached:
 		// every one is of a merchant's own state, behind its key.
 		x.rec.header["X-Content-Type-Options"] = s.nosniff

@@ -213,7 +213,7 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 		at = time.Now() // the clock's store failed this request already
 	}
 	e := JournalEntry{
-		ID:            x.id,
+		ID:            s.requestID(r.Context(), x),
 		At:            paymock.FormatTime(at),
 		Method:        x.method,
 		Path:          contract.ShortPath(r.URL.Path),

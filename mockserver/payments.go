@@ -33,11 +33,15 @@ func (s *Server) createPayment(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cusID, err := s.store.CustomerID(ctx, m.ID, req.Customer.Email, func() string { return s.ids.New("cus") })
+	draw, err := s.merchantIDs.Draw(ctx, m)
+	if err != nil {
+		return err
+	}
+	cusID, err := s.store.CustomerID(ctx, m.ID, req.Customer.Email, func() string { return draw.ID("cus") })
 	if err != nil {
 		return fmt.Errorf("customer id: %w", err)
 	}
-	id := s.ids.New("pay")
+	id := draw.ID("pay")
 	customer := paymock.Customer{ID: cusID, Email: req.Customer.Email, Name: req.Customer.Name}
 	p := paymock.NewPayment(v, paymock.NewPaymentInput{ID: id, Merchant: m, Customer: customer, PublicURL: s.publicURL, Now: now})
 	if req.PaymentMethod != nil && req.PaymentMethod.Card != nil {

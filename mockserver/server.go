@@ -27,11 +27,6 @@ type Authenticator interface {
 	ByID(ctx context.Context, id string) (*paymock.Merchant, bool)
 }
 
-// IDGenerator makes prefixed ids ("pay" -> "pay_...").
-type IDGenerator interface {
-	New(prefix string) string
-}
-
 // Clock tells each merchant's current time.
 type Clock interface {
 	Now(ctx context.Context, merchantID string) (time.Time, error)
@@ -45,8 +40,13 @@ type Config struct {
 	Logger    *slog.Logger
 	Store     paymock.Store
 	Merchants Authenticator
-	IDs       IDGenerator
-	Clock     Clock
+	// IDs makes the ids of what merchants create and of their requests
+	// (pay_, cus_, req_).
+	IDs *paymock.MerchantIDs
+	// RequestIDs makes the ids of requests of no merchant (a key refused,
+	// a path outside the API); nil: unguessable ones.
+	RequestIDs *paymock.IDs
+	Clock      Clock
 	// PublicURL is the base of URLs handed to customers, without a
 	// trailing slash, e.g. "http://localhost:8080".
 	PublicURL string
@@ -105,27 +105,28 @@ type Seeder interface {
 
 // Server is the paymock HTTP handler.
 type Server struct {
-	handler    http.Handler
-	echo       *echo.Echo // the handler, for Mount
-	log        *slog.Logger
-	store      paymock.Store
-	merchants  Authenticator
-	ids        IDGenerator
-	clock      Clock
-	publicURL  string
-	bodyLimit  int64
-	docs       *contract.Documents
-	lifecycle  *lifecycle.Engine
-	pages      *pageState
-	journal    *requestJournal
-	variants   *paymock.Variants
-	seeder     Seeder
-	seeded     sync.Map // merchant id -> *sync.Once
-	faults     Faults
-	developers Developers
-	observer   Observer
-	metrics    http.Handler
-	ready      func(ctx context.Context) error
+	handler     http.Handler
+	echo        *echo.Echo // the handler, for Mount
+	log         *slog.Logger
+	store       paymock.Store
+	merchants   Authenticator
+	merchantIDs *paymock.MerchantIDs
+	requestIDs  *paymock.IDs
+	clock       Clock
+	publicURL   string
+	bodyLimit   int64
+	docs        *contract.Documents
+	lifecycle   *lifecycle.Engine
+	pages       *pageState
+	journal     *requestJournal
+	variants    *paymock.Variants
+	seeder      Seeder
+	seeded      sync.Map // merchant id -> *sync.Once
+	faults      Faults
+	developers  Developers
+	observer    Observer
+	metrics     http.Handler
+	ready       func(ctx context.Context) error
 	// Headers every answer carries, shared read-only (net/http never
 	// changes a header's values), so that setting them allocates nothing.
 	nosniff, noStore []string
@@ -156,30 +157,34 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		log:        cfg.Logger,
-		store:      cfg.Store,
-		merchants:  cfg.Merchants,
-		ids:        cfg.IDs,
-		clock:      cfg.Clock,
-		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
-		bodyLimit:  cfg.BodyLimit,
-		docs:       docs,
-		lifecycle:  cfg.Lifecycle,
-		variants:   cfg.Variants,
-		seeder:     cfg.Seeder,
-		faults:     cfg.Faults,
-		developers: cfg.Developers,
-		observer:   cfg.Observer,
-		metrics:    cfg.Metrics,
-		ready:      cfg.Ready,
-		nosniff:    []string{"nosniff"},
-		noStore:    []string{"no-store"},
+		log:         cfg.Logger,
+		store:       cfg.Store,
+		merchants:   cfg.Merchants,
+		merchantIDs: cfg.IDs,
+		requestIDs:  cfg.RequestIDs,
+		clock:       cfg.Clock,
+		publicURL:   strings.TrimRight(cfg.PublicURL, "/"),
+		bodyLimit:   cfg.BodyLimit,
+		docs:        docs,
+		lifecycle:   cfg.Lifecycle,
+		variants:    cfg.Variants,
+		seeder:      cfg.Seeder,
+		faults:      cfg.Faults,
+		developers:  cfg.Developers,
+		observer:    cfg.Observer,
+		metrics:     cfg.Metrics,
+		ready:       cfg.Ready,
+		nosniff:     []string{"nosniff"},
+		noStore:     []string{"no-store"},
 	}
 	if s.journal, err = newJournal(cfg.JournalSize, cfg.Journal); err != nil { // nil when turned off
 		return nil, err
 	}
 	if s.observer == nil {
 		s.observer = noObserver{}
+	}
+	if s.requestIDs == nil {
+		s.requestIDs = paymock.NewIDs(nil)
 	}
 	if s.pages, err = newPageState(); err != nil {
 		return nil, err

@@ -34,11 +34,11 @@ type seqIDs struct {
 	n  int
 }
 
-func (s *seqIDs) New(prefix string) string {
+func (s *seqIDs) New(context.Context, string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
-	return fmt.Sprintf("%s_%024d", prefix, s.n)
+	return fmt.Sprintf("flt_%024d", s.n), nil
 }
 
 // ruleBooks opens n Sets on one new database, each through its own Store,
@@ -62,7 +62,7 @@ func ruleBooksOn(t *testing.T, url string, n int, cfg faults.Config) []*faults.S
 		c := cfg
 		c.Store = st
 		if c.IDs == nil {
-			c.IDs = &seqIDs{}
+			c.IDs = (&seqIDs{}).New
 		}
 		if out[i], err = faults.New(c); err != nil {
 			t.Fatal(err)
@@ -390,7 +390,7 @@ func TestFaultRules_ListAndMatchInTheMemoryBooksOrder(t *testing.T) {
 		{Target: faults.TargetWebhooks, EventType: "payment.failed", Duplicate: 3, Times: ptr(1)},
 		{Operation: "createPayment", DelayMS: 1, When: faults.WhenAfter, Times: ptr(1)},
 	}
-	inMemory, err := faults.New(faults.Config{Store: memory.NewFaultRules(), FileRules: file, IDs: &seqIDs{}})
+	inMemory, err := faults.New(faults.Config{Store: memory.NewFaultRules(), FileRules: file, IDs: (&seqIDs{}).New})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +433,7 @@ func TestFaultRules_ListAndMatchInTheMemoryBooksOrder(t *testing.T) {
 
 func TestFaultRules_LimitHoldsAcrossReplicasAddingAtOnce(t *testing.T) {
 	file := []faults.Rule{{Operation: "listPayments", Status: 500, Source: "f.yaml:1"}}
-	books, _ := ruleBooks(t, 2, faults.Config{MaxRules: 6, FileRules: file, IDs: paymock.NewIDs(nil)})
+	books, _ := ruleBooks(t, 2, faults.Config{MaxRules: 6, FileRules: file, IDs: ruleIDs(paymock.NewIDs(nil))})
 	var mu sync.Mutex
 	added, refused := 0, 0
 	var wg sync.WaitGroup
@@ -471,8 +471,8 @@ func TestFaultRules_LimitHoldsAcrossReplicasAddingAtOnce(t *testing.T) {
 
 func TestFaultRules_ReplicasSeededAlikeAddRulesUnderTheirOwnIDs(t *testing.T) {
 	seed := uint64(5)
-	books, url := ruleBooks(t, 1, faults.Config{IDs: paymock.NewIDs(&seed)})
-	books = append(books, ruleBooksOn(t, url, 1, faults.Config{IDs: paymock.NewIDs(&seed)})...)
+	books, url := ruleBooks(t, 1, faults.Config{IDs: ruleIDs(paymock.NewIDs(&seed))})
+	books = append(books, ruleBooksOn(t, url, 1, faults.Config{IDs: ruleIDs(paymock.NewIDs(&seed))})...)
 	x := mustAdd(t, books[0], "m1", faults.Rule{Operation: "listPayments", Status: 503})
 	y := mustAdd(t, books[1], "m1", faults.Rule{Operation: "createPayment", Status: 504})
 	if x.ID == y.ID {
@@ -581,4 +581,9 @@ func BenchmarkFaultRules_Match(b *testing.B) {
 			}
 		})
 	}
+}
+
+// ruleIDs makes rule ids from g, whatever the merchant.
+func ruleIDs(g *paymock.IDs) func(context.Context, string) (string, error) {
+	return func(context.Context, string) (string, error) { return g.New("flt"), nil }
 }

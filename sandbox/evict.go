@@ -30,24 +30,25 @@ func (s *Sandbox) holdsNothing(ctx context.Context, merchantID string) bool {
 }
 
 // dropEvicted drops what the sandbox holds of a merchant evicted to make
-// room: its timers, deliveries, clock, fault draws and journal. Its
-// payments store is not reset: it held none, and one made by a request
-// racing the eviction stays with the merchant, whose token comes back to
-// the same id.
+// room. It held no payment; one made by a request racing the eviction
+// goes with the rest on a backend only this process uses.
 func (s *Sandbox) dropEvicted(ctx context.Context, merchantID string) {
+	s.drop(ctx, merchantID, "evicted")
+}
+
+// drop drops what this process holds of a merchant the registry no longer
+// holds (why: "forgotten" or "evicted"): its timers, its webhook timers,
+// its fault rules and draws and its journal, and tells the backend, which
+// drops the rest when nothing else can reach it (paymock.Backend.Release).
+func (s *Sandbox) drop(ctx context.Context, merchantID, why string) {
 	s.sched.Forget(merchantID)
-	if !s.shared {
-		if err := s.hooks.Reset(ctx, merchantID); err != nil {
-			s.log.Warn("evicted merchant's events not dropped", "merchant", merchantID, "error", err)
-		}
-		if err := s.clocks.Reset(ctx, merchantID); err != nil {
-			s.log.Warn("evicted merchant's clock not dropped", "merchant", merchantID, "error", err)
-		}
+	if err := s.hooks.Forget(ctx, merchantID, s.release); err != nil {
+		s.log.Warn(why+" merchant's events not released", "merchant", merchantID, "error", err)
 	}
 	if err := s.faults.Forget(ctx, merchantID); err != nil {
-		s.log.Warn("evicted merchant's fault rules not dropped", "merchant", merchantID, "error", err)
+		s.log.Warn(why+" merchant's fault rules not dropped", "merchant", merchantID, "error", err)
 	}
 	if err := s.server.Forget(ctx, merchantID); err != nil {
-		s.log.Warn("evicted merchant's request journal not dropped", "merchant", merchantID, "error", err)
+		s.log.Warn(why+" merchant's request journal not dropped", "merchant", merchantID, "error", err)
 	}
 }

@@ -116,11 +116,11 @@ type Sandbox struct {
 	engine    *lifecycle.Engine
 	server    *mockserver.Server
 	faults    *faults.Set
-	idleTTL   time.Duration // negative: merchants are never forgotten
-	stop      chan struct{} // closed by Close: the forgetting loop ends
-	done      chan struct{} // closed when the forgetting loop has ended
-	sweeps    sweeper       // the sweep of due payments on real clocks
-	shared    bool          // the backend's Shared
+	idleTTL   time.Duration                                      // negative: merchants are never forgotten
+	stop      chan struct{}                                      // closed by Close: the forgetting loop ends
+	done      chan struct{}                                      // closed when the forgetting loop has ended
+	sweeps    sweeper                                            // the sweep of due payments on real clocks
+	release   func(ctx context.Context, merchantID string) error // the backend's Release
 	started   bool
 }
 
@@ -140,17 +140,13 @@ func New(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Ids of what a store shares must never be drawn twice: two replicas
-	// seeded alike, or one restarted with its seed, would draw the same
-	// sequence again. There ids are unguessable whatever the seed, which
-	// still fixes variants, fake data and fault draws.
-	idSeed := cfg.Seed
-	if backend.Shared {
-		idSeed = nil
-	}
-	// One seed drives ids, variants and fake data. Without one, ids come
-	// from crypto/rand (unguessable), and the seed of variants and fake
-	// data is drawn at random so that it can be logged and used again.
+	// One seed drives ids, variants, fake data and fault draws. Without
+	// one, ids come from crypto/rand (unguessable), and the seed of the
+	// rest is drawn at random so that it can be logged and used again.
+	// Seeded, each merchant's ids come from a stream of its own, numbered
+	// in the backend (paymock.MerchantIDs), so that no merchant can compute
+	// another's and no two replicas or restarts draw one id twice.
+	ids := paymock.NewMerchantIDs(cfg.Seed, backend.Sequences)
 	seed := randomSeed()
 	if cfg.Seed != nil {
 		seed = *cfg.Seed
@@ -171,7 +167,7 @@ func New(cfg Config) (*Sandbox, error) {
 	var sb *Sandbox // set at the end of New; no request can come before
 	merchants, err := merchants.New(context.Background(), merchants.Config{
 		Merchants: cfg.Merchants, DefaultWebhooks: endpoints, MaxMerchants: cfg.MaxMerchants,
-		IDs: derivedIDs(idSeed, 1), Store: backend.Merchants, Logger: logger, Egress: policy,
+		IDs: ids, Store: backend.Merchants, Logger: logger, Egress: policy,
 		Empty:   func(ctx context.Context, id string) bool { return sb.holdsNothing(ctx, id) },
 		Evicted: func(id string) { sb.dropEvicted(context.Background(), id) },
 	})
@@ -186,11 +182,17 @@ func New(cfg Config) (*Sandbox, error) {
 	for _, op := range docs.Service.Operations() {
 		ops = append(ops, op.ID)
 	}
-	rules, err := newFaults(cfg, backend.Faults, seed, ops)
+	ruleIDs := func(ctx context.Context, merchantID string) (string, error) {
+		m, ok := merchants.ByID(ctx, merchantID)
+		if !ok {
+			return "", fmt.Errorf("rule id: no merchant %s", merchantID)
+		}
+		return ids.New(ctx, m, "flt")
+	}
+	rules, err := newFaults(cfg, backend.Faults, seed, ops, ruleIDs)
 	if err != nil {
 		return nil, err
 	}
-	ids := paymock.NewIDs(idSeed)
 	sched := lifecycle.NewScheduler(clocks)
 	var met *metrics.Metrics // nil: metrics off; its methods do nothing then
 	if cfg.Metrics {
@@ -210,7 +212,7 @@ func New(cfg Config) (*Sandbox, error) {
 		Observer:  met,
 		Retry:     cfg.Webhooks.Retry,
 		Timeout:   cfg.Webhooks.Timeout,
-		IDs:       derivedIDs(idSeed, 3),
+		IDs:       ids,
 		Client:    policy.Client(4),
 	}
 	// Events and deliveries live in the backend's outbox: any sender (or
@@ -239,6 +241,7 @@ func New(cfg Config) (*Sandbox, error) {
 		Store:       store,
 		Merchants:   merchants,
 		IDs:         ids,
+		RequestIDs:  requestIDs(cfg.Seed),
 		Clock:       clocks,
 		PublicURL:   cfg.PublicURL,
 		BodyLimit:   cfg.BodyLimit,
@@ -271,7 +274,7 @@ func New(cfg Config) (*Sandbox, error) {
 		idle = DefaultMerchantIdleTTL
 	}
 	sb = &Sandbox{log: logger, seed: seed, secret: secret, store: store, merchants: merchants,
-		clocks: clocks, sched: sched, hooks: hooks, engine: engine, server: server, faults: rules, shared: backend.Shared,
+		clocks: clocks, sched: sched, hooks: hooks, engine: engine, server: server, faults: rules, release: backend.Release,
 		idleTTL: idle, stop: make(chan struct{}), done: make(chan struct{})}
 	return sb, nil
 }
@@ -324,26 +327,7 @@ func (s *Sandbox) ForgetIdle(now time.Time) []string {
 	ctx := context.Background()
 	gone := s.merchants.Forget(ctx, now, s.idleTTL, busy)
 	for _, id := range gone {
-		s.sched.Forget(id)
-		// A shared store and its clocks belong to every replica: one that
-		// has not seen the merchant for a while forgets only its own copy.
-		if !s.shared {
-			if err := s.hooks.Reset(ctx, id); err != nil {
-				s.log.Warn("forgotten merchant's events not dropped", "merchant", id, "error", err)
-			}
-			if err := s.clocks.Reset(ctx, id); err != nil {
-				s.log.Warn("forgotten merchant's clock not dropped", "merchant", id, "error", err)
-			}
-			if err := s.store.Reset(ctx, id); err != nil {
-				s.log.Warn("forgotten merchant's payments not dropped", "merchant", id, "error", err)
-			}
-		}
-		if err := s.faults.Forget(ctx, id); err != nil {
-			s.log.Warn("forgotten merchant's fault rules not dropped", "merchant", id, "error", err)
-		}
-		if err := s.server.Forget(ctx, id); err != nil {
-			s.log.Warn("forgotten merchant's request journal not dropped", "merchant", id, "error", err)
-		}
+		s.drop(ctx, id, "forgotten")
 		s.log.Info("forgot an idle open-mode merchant", "merchant", id, "idle_for_more_than", s.idleTTL.String())
 	}
 	return gone
@@ -415,7 +399,8 @@ func defaultEndpoints(cfg WebhookConfig, logger *slog.Logger) (string, []paymock
 
 // newFaults is the fault rule book: rules from FaultsFile for every
 // merchant, and each merchant's own.
-func newFaults(cfg Config, store paymock.FaultRules, seed uint64, ops []string) (*faults.Set, error) {
+func newFaults(cfg Config, store paymock.FaultRules, seed uint64, ops []string,
+	ids func(ctx context.Context, merchantID string) (string, error)) (*faults.Set, error) {
 	var fileRules []faults.Rule
 	if cfg.FaultsFile != "" {
 		var err error
@@ -423,10 +408,7 @@ func newFaults(cfg Config, store paymock.FaultRules, seed uint64, ops []string) 
 			return nil, err
 		}
 	}
-	fcfg := faults.Config{Store: store, Seed: seed, FileRules: fileRules, Operations: ops}
-	if ids := derivedIDs(cfg.Seed, 2); ids != nil {
-		fcfg.IDs = ids // a typed nil would not read as "none"
-	}
+	fcfg := faults.Config{Store: store, Seed: seed, FileRules: fileRules, Operations: ops, IDs: ids}
 	rules, err := faults.New(fcfg)
 	if err != nil {
 		return nil, fmt.Errorf("faults: %w", err)
@@ -485,14 +467,14 @@ func (s *Sandbox) hasPending(merchantID string) bool {
 	}
 }
 
-// derivedIDs is the id generator of one part of the sandbox: seeded from
-// the run's seed when there is one, so that its draws do not shift the
-// payment ids of a seeded run; unguessable otherwise.
-func derivedIDs(seed *uint64, part uint64) *paymock.IDs {
+// requestIDs makes the ids of requests of no merchant: from the seed in a
+// seeded run, so that it repeats exactly; they name no merchant's state, so
+// replicas seeded alike drawing the same ones share nothing by it.
+func requestIDs(seed *uint64) *paymock.IDs {
 	if seed == nil {
 		return nil
 	}
-	s := *seed ^ (part * 0x9E3779B97F4A7C15)
+	s := *seed ^ 0x9E3779B97F4A7C15
 	return paymock.NewIDs(&s)
 }
 

@@ -41,12 +41,21 @@ func (d *Dispatcher) EndpointDeliveries(ctx context.Context, merchantID, endpoin
 // windows scheduled do nothing when they fire. The observer counts the
 // dropped pending deliveries as interrupted.
 func (d *Dispatcher) Reset(ctx context.Context, merchantID string) error {
+	return d.Forget(ctx, merchantID, d.box.ResetEvents)
+}
+
+// Forget is told that this process no longer holds a merchant: its timers
+// here never run, and release (the backend's Release, or the outbox's
+// ResetEvents) decides whether its events go too. Pending deliveries that
+// went are counted as interrupted by the observer; ones a shared backend
+// kept stay pending for the replicas that still serve the merchant.
+func (d *Dispatcher) Forget(ctx context.Context, merchantID string, release func(ctx context.Context, merchantID string) error) error {
 	recs, _, err := d.box.Events(ctx, merchantID, 0, 0)
 	if err != nil {
-		return fmt.Errorf("webhooks: reset %s: %w", merchantID, err)
+		return fmt.Errorf("webhooks: forget %s: %w", merchantID, err)
 	}
-	if err := d.box.ResetEvents(ctx, merchantID); err != nil {
-		return fmt.Errorf("webhooks: reset %s: %w", merchantID, err)
+	if err := release(ctx, merchantID); err != nil {
+		return fmt.Errorf("webhooks: forget %s: %w", merchantID, err)
 	}
 	d.mu.Lock()
 	for k := range d.timers { // a forgotten merchant's timers never run
@@ -55,6 +64,9 @@ func (d *Dispatcher) Reset(ctx context.Context, merchantID string) error {
 		}
 	}
 	d.mu.Unlock()
+	if _, left, err := d.box.Events(ctx, merchantID, 0, 1); err != nil || left > 0 {
+		return err
+	}
 	for _, r := range recs {
 		for _, del := range r.Deliveries {
 			if del.State == paymock.DeliveryPending {

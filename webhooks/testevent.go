@@ -47,7 +47,10 @@ func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymo
 		return paymock.EventRecord{}, ErrClosed
 	}
 	created := d.clock.Now(m.ID).UTC().Truncate(time.Second)
-	id := d.ids.New("evt")
+	id, err := d.ids.New(ctx, m, "evt")
+	if err != nil {
+		return paymock.EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
+	}
 	body, err := paymock.EncodeJSON(struct {
 		ID        string            `json:"id"`
 		Type      paymock.EventType `json:"type"`

@@ -203,7 +203,7 @@ type Config struct {
 	Observer Observer
 	// IDs makes the ids of test events. Default: unguessable ids from
 	// crypto/rand.
-	IDs *paymock.IDs
+	IDs *paymock.MerchantIDs
 	// Sweep wakes, every OutboxSweepInterval, the senders of merchants on
 	// real clocks with deliveries due that no timer of this process
 	// brings (see the package doc); set it when the clocks are real.
@@ -271,7 +271,7 @@ type Dispatcher struct {
 	endpoints Endpoints
 	faults    Faults
 	obs       Observer
-	ids       *paymock.IDs
+	ids       *paymock.MerchantIDs
 	sweep     bool
 	base      time.Duration // offset of a real clock the outbox has not stored
 
@@ -397,7 +397,7 @@ func (d *Dispatcher) defaultsFill() {
 		d.obs = noObserver{}
 	}
 	if d.ids == nil {
-		d.ids = paymock.NewIDs(nil)
+		d.ids = paymock.NewMerchantIDs(nil, nil)
 	}
 	d.sendCtx, d.cancelSends = context.WithCancel(context.Background())
 }

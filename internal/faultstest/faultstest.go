@@ -5,6 +5,7 @@
 package faultstest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,15 +46,15 @@ func Run(t *testing.T, open func(t *testing.T) paymock.FaultRules) {
 // seqIDs makes predictable rule ids, as a seeded run does.
 type seqIDs struct{ n atomic.Int64 }
 
-func (s *seqIDs) New(prefix string) string {
-	return fmt.Sprintf("%s_%024d", prefix, s.n.Add(1))
+func (s *seqIDs) New(context.Context, string) (string, error) {
+	return fmt.Sprintf("flt_%024d", s.n.Add(1)), nil
 }
 
 func newSet(t *testing.T, store paymock.FaultRules, cfg faults.Config) *faults.Set {
 	t.Helper()
 	cfg.Store = store
 	if cfg.IDs == nil {
-		cfg.IDs = &seqIDs{}
+		cfg.IDs = (&seqIDs{}).New
 	}
 	s, err := faults.New(cfg)
 	if err != nil {
@@ -358,7 +359,7 @@ func merchantsIsolated(t *testing.T, open func(t *testing.T) paymock.FaultRules)
 	if _, ok := matchAPI(t, s, "m3", "createPayment"); ok {
 		t.Error("a merchant without rules matched another's")
 	}
-	ref := newSet(t, memory.NewFaultRules(), faults.Config{Seed: 7, IDs: fixedID(r.ID)})
+	ref := newSet(t, memory.NewFaultRules(), faults.Config{Seed: 7, IDs: fixedID(r.ID).New})
 	add(t, ref, "m1", faults.Rule{Operation: "createPayment", Status: 503, Probability: ptr(0.5)})
 	if want := hits(t, ref, "m1", 50); !slices.Equal(mixed, want) {
 		t.Error("another merchant's calls changed this merchant's draws")
@@ -368,7 +369,7 @@ func merchantsIsolated(t *testing.T, open func(t *testing.T) paymock.FaultRules)
 // fixedID gives every rule one id.
 type fixedID string
 
-func (f fixedID) New(string) string { return string(f) }
+func (f fixedID) New(context.Context, string) (string, error) { return string(f), nil }
 
 func limits(t *testing.T, open func(t *testing.T) paymock.FaultRules) {
 	s := newSet(t, open(t), faults.Config{MaxRules: 3, FileRules: fileRules()[:1]})
