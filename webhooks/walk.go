@@ -222,6 +222,14 @@ func (d *Dispatcher) startSenderLocked(merchantID string, l *lane) {
 	d.running++
 	d.runs.Add(1)
 	go d.sender(merchantID, l)
+	// The runtime puts a new goroutine in its creator's run-next slot,
+	// which an idle processor takes over only after a deliberate back-off
+	// (runqgrab's usleep(3), some 50 µs under Linux's timer slack), so
+	// the sender would wait for the API call that woke it to finish its
+	// answer. An empty goroutine started after it takes the slot and
+	// moves the sender to the run queue, which an idle processor takes
+	// from at once: the delivery goes out while the answer is written.
+	go func() {}()
 }
 
 // sender sends the merchant's due deliveries, one claim at a time, until
