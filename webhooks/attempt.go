@@ -26,7 +26,7 @@ const msgInterrupted = "interrupted: the dispatcher closed during the attempt"
 // pending is registered with the scheduler before it returns, so that
 // Idle returning means the scheduler knows of it.
 func (d *Dispatcher) attempt(del paymock.Delivery, at time.Time) {
-	ep, err := parseEndpoint(paymock.WebhookEndpoint{ID: del.EndpointID, URL: del.URL, Secret: del.Secret})
+	ep, err := d.endpoint(paymock.WebhookEndpoint{ID: del.EndpointID, URL: del.URL, Secret: del.Secret})
 	if err != nil {
 		d.record(del, paymock.Outcome{Sends: del.Sends, State: paymock.DeliveryFailed, Error: err.Error()}, "")
 		return
