@@ -126,6 +126,10 @@ func (o *Outbox) addEventLocked(out paymock.Outgoing) ([]int64, error) {
 		return nil, fmt.Errorf("storing event %s: already stored", ev.ID)
 	}
 	ev.Body = bytes.Clone(ev.Body)
+	// Only the payment's id is read again; the rest of it, a dozen
+	// strings and a map, would be pointers for every garbage collection
+	// to trace for as long as the journal keeps the event.
+	ev.Payment = paymock.Payment{ID: ev.Payment.ID}
 	e := &outEvent{ev: ev, oneShot: out.OneShot}
 	b.events = append(b.events, e)
 	b.byID[ev.ID] = e

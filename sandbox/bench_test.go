@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -110,13 +111,19 @@ func BenchmarkList(b *testing.B) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // BenchmarkCompleteToDelivery measures, over real loopback HTTP with a real
-// clock, the time from a /_sandbox complete call to the receiver having
-// verified the webhook with the Standard Webhooks library. One payment at
-// a time, so each figure is a latency; p50 and p99 are reported as metrics.
+// clock, the time from sending a /_sandbox complete call to the receiver
+// having verified the webhook with the Standard Webhooks library (the
+// instant the receiver notes, before its own bookkeeping). One payment at
+// a time, so each figure is a latency: p50, p90 and p99 are reported as
+// metrics, and both-p99-µs is the time until the test also holds the
+// call's answer, checked against the contract on the client side (what
+// this benchmark reported as p99 until issue 24). The server logs at
+// info, the binary's default.
 func BenchmarkCompleteToDelivery(b *testing.B) {
 	rcv := newReceiver(b, nil)
-	env := newEnv(b, withRealClock(), withWebhooks(nil, paymock.WebhookEndpoint{URL: rcv.srv.URL, Secret: testSecret}))
-	var lat []time.Duration
+	env := newEnv(b, withRealClock(), withLogLevel(slog.LevelInfo),
+		withWebhooks(nil, paymock.WebhookEndpoint{URL: rcv.srv.URL, Secret: testSecret}))
+	var lat, both []time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		id := env.create(keyA, nil)
@@ -126,14 +133,20 @@ func BenchmarkCompleteToDelivery(b *testing.B) {
 			b.Fatalf("complete: %d %v", st, body)
 		}
 		d := <-rcv.notify
-		lat = append(lat, time.Since(start))
+		both = append(both, time.Since(start))
+		lat = append(lat, d.Verified.Sub(start))
 		if d.Payment["id"] != id {
 			b.Fatalf("delivery for %v, want %s", d.Payment["id"], id)
 		}
 	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	q := func(l []time.Duration, p int) float64 {
+		slices.Sort(l)
+		return float64(l[len(l)*p/100].Microseconds())
+	}
+	b.ReportMetric(q(lat, 50), "p50-µs")
+	b.ReportMetric(q(lat, 90), "p90-µs")
+	b.ReportMetric(q(lat, 99), "p99-µs")
+	b.ReportMetric(q(both, 99), "both-p99-µs")
 }
 
 // BenchmarkCreate_Faults prices the fault step for calls no rule matches:

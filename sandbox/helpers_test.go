@@ -69,6 +69,7 @@ type envConfig struct {
 	outage         bool            // 503 store_unavailable answers are expected
 	webhookTimeout time.Duration
 	egress         *egress.Policy // nil: the default policy
+	logLevel       *slog.Level    // nil: debug, so that tests see every line
 }
 
 // expectingOutage lets the server answer 503 store_unavailable, which a
@@ -105,6 +106,11 @@ func withMetrics() envOption { return func(c *envConfig) { c.metrics = true } }
 func withJournalSize(n int) envOption { return func(c *envConfig) { c.journalSize = &n } }
 
 func withRealClock() envOption { return func(c *envConfig) { c.realClock = true } }
+
+// withLogLevel logs at l rather than debug: a benchmark measures the
+// server as the binary runs it (info by default), not the debug lines a
+// test reads.
+func withLogLevel(l slog.Level) envOption { return func(c *envConfig) { c.logLevel = &l } }
 
 // withRealClockAt runs the merchants' clocks real, starting at t.
 func withRealClockAt(t time.Time) envOption {
@@ -170,7 +176,11 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		clockCfg = lifecycle.ClockConfig{Mode: lifecycle.ClockReal, Start: cfg.realStart}
 	}
 	logs := &logBuffer{}
-	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	level := slog.LevelDebug
+	if cfg.logLevel != nil {
+		level = *cfg.logLevel
+	}
+	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: level}))
 	journalSize := DefaultJournalSize
 	if cfg.journalSize != nil {
 		journalSize = *cfg.journalSize

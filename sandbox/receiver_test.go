@@ -2,13 +2,14 @@ package sandbox
 
 import (
 	"encoding/json"
-	"github.com/paymock/paymock"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/paymock/paymock"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -22,6 +23,9 @@ type delivery struct {
 	EventID string
 	Payment map[string]any
 	Body    []byte
+	// Verified is when the signature had been checked: the end of the
+	// delivery's latency, before the receiver's own bookkeeping.
+	Verified time.Time
 }
 
 // receiver is a webhook endpoint that verifies every delivery with the
@@ -56,7 +60,9 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), 400)
 		return
 	}
-	if err := r.wh.Verify(body, req.Header); err != nil {
+	err = r.wh.Verify(body, req.Header)
+	verified := time.Now()
+	if err != nil {
 		r.t.Errorf("delivery does not verify: %v", err)
 		http.Error(w, "bad signature", 400)
 		return
@@ -77,7 +83,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		status = r.answer(n)
 	}
 	defaultForm(ev.Data, "") // deliveries under PAYMOCK_TEST_VARIANTS
-	d := delivery{ID: req.Header.Get("webhook-id"), Type: ev.Type, EventID: ev.ID, Payment: ev.Data, Body: body}
+	d := delivery{ID: req.Header.Get("webhook-id"), Type: ev.Type, EventID: ev.ID, Payment: ev.Data, Body: body, Verified: verified}
 	if status < 300 {
 		r.got = append(r.got, d)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,18 +21,18 @@ import (
 // msgInterrupted is the answer of a send Close cut short.
 const msgInterrupted = "interrupted: the dispatcher closed during the attempt"
 
-// attempt makes one send of a claimed delivery and records what it came
-// to; a retry it leaves pending is registered with the scheduler before it
-// returns, so that Idle returning means the scheduler knows of it.
-func (d *Dispatcher) attempt(del paymock.Delivery) {
-	ep, err := parseEndpoint(paymock.WebhookEndpoint{ID: del.EndpointID, URL: del.URL, Secret: del.Secret})
+// attempt makes one send of a claimed delivery, claimed at at on its
+// merchant's clock, and records what it came to; a retry it leaves
+// pending is registered with the scheduler before it returns, so that
+// Idle returning means the scheduler knows of it.
+func (d *Dispatcher) attempt(del paymock.Delivery, at time.Time) {
+	ep, err := d.endpoint(paymock.WebhookEndpoint{ID: del.EndpointID, URL: del.URL, Secret: del.Secret})
 	if err != nil {
 		d.record(del, paymock.Outcome{Sends: del.Sends, State: paymock.DeliveryFailed, Error: err.Error()}, "")
 		return
 	}
 	n := del.Sends + 1
 	ev := paymock.Event{ID: del.EventID, Type: del.EventType, MerchantID: del.MerchantID, Body: del.Body}
-	at := d.clock.Now(del.MerchantID)
 	var (
 		status      int
 		errMsg      string
@@ -60,8 +61,10 @@ func (d *Dispatcher) attempt(del paymock.Delivery) {
 	out, outcome := d.next(n, status, errMsg, del.OneShot, at)
 	out.Attempts = attempts
 	d.obs.WebhookAttempt(outcome)
-	d.log.Debug("webhook attempt", "merchant", del.MerchantID, "event", del.EventID, "url", ep.display,
-		"attempt", n, "status", status, "error", errMsg)
+	if d.log.Enabled(context.Background(), slog.LevelDebug) { // else its arguments are built for nothing
+		d.log.Debug("webhook attempt", "merchant", del.MerchantID, "event", del.EventID, "url", ep.display,
+			"attempt", n, "status", status, "error", errMsg)
+	}
 	if d.record(del, out, errMsg) && out.State == paymock.DeliveryPending {
 		d.timerAt(del.MerchantID, out.NextAt)
 	}
@@ -106,11 +109,14 @@ func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape) (int, string
 	if err != nil {
 		return 0, "request not built: " + err.Error(), false
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set(HeaderID, ev.ID)
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, signKey(key, ev.ID, ts, ev.Body))
+	// Keys already canonical: Header.Set would canonicalise each anew.
+	req.Header = http.Header{
+		"Content-Type":      {"application/json"},
+		"User-Agent":        {UserAgent},
+		"Webhook-Id":        {ev.ID},
+		"Webhook-Timestamp": {strconv.FormatInt(ts, 10)},
+		"Webhook-Signature": {signKey(key, ev.ID, ts, ev.Body)},
+	}
 	resp, err := d.client.Do(req)
 	if err != nil {
 		switch {

@@ -113,3 +113,36 @@ func parseEndpoint(ep paymock.WebhookEndpoint) (endpoint, error) {
 	}
 	return endpoint{id: ep.ID, url: ep.URL, display: display, key: key, secret: ep.Secret}, nil
 }
+
+// endpointCacheSize bounds the endpoints a Dispatcher keeps checked; past
+// it the cache starts again, empty.
+const endpointCacheSize = 4096
+
+// endpointKey is what a checked endpoint depends on.
+type endpointKey struct{ url, secret string }
+
+// endpoint is parseEndpoint remembered: every publish and every send
+// names its endpoint, and parsing the URL and decoding the secret each
+// time was a dozen allocations on the way to the receiver. Only valid
+// endpoints are kept; the key is shared, read-only.
+func (d *Dispatcher) endpoint(ep paymock.WebhookEndpoint) (endpoint, error) {
+	k := endpointKey{ep.URL, ep.Secret}
+	d.parsedMu.Lock()
+	e, ok := d.parsed[k]
+	d.parsedMu.Unlock()
+	if ok {
+		e.id = ep.ID
+		return e, nil
+	}
+	e, err := parseEndpoint(ep)
+	if err != nil {
+		return e, err
+	}
+	d.parsedMu.Lock()
+	if len(d.parsed) >= endpointCacheSize {
+		clear(d.parsed)
+	}
+	d.parsed[k] = e
+	d.parsedMu.Unlock()
+	return e, nil
+}

@@ -168,3 +168,50 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		t.Errorf("New with a valid endpoint: %v", err)
 	}
 }
+
+func TestEndpoint_RemembersOnlyValidEndpointsEachWithItsOwnID(t *testing.T) {
+	d := newDispatcher(t, newFakeClock(), Config{})
+	for _, tc := range []struct {
+		name    string
+		ep      paymock.WebhookEndpoint
+		wantErr string
+	}{
+		{"first id", paymock.WebhookEndpoint{ID: "we_1", URL: "https://a.example/hooks", Secret: testSecret}, ""},
+		{"same URL and secret, another id", paymock.WebhookEndpoint{ID: "we_2", URL: "https://a.example/hooks", Secret: testSecret}, ""},
+		{"bad secret", paymock.WebhookEndpoint{ID: "we_3", URL: "https://a.example/hooks", Secret: "nope"}, "must start with whsec_"},
+		{"bad secret again", paymock.WebhookEndpoint{ID: "we_3", URL: "https://a.example/hooks", Secret: "nope"}, "must start with whsec_"},
+		{"no scheme", paymock.WebhookEndpoint{ID: "we_4", URL: "a.example/hooks", Secret: testSecret}, "absolute http or https"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := d.endpoint(tc.ep)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := parseEndpoint(tc.ep)
+			if e.id != tc.ep.ID || e.url != want.url || e.display != want.display || string(e.key) != string(want.key) {
+				t.Fatalf("endpoint = %+v, want %+v", e, want)
+			}
+		})
+	}
+	if len(d.parsed) != 1 {
+		t.Fatalf("%d endpoints remembered, want the one valid URL and secret", len(d.parsed))
+	}
+}
+
+func TestEndpoint_RemembersABoundedNumber(t *testing.T) {
+	d := newDispatcher(t, newFakeClock(), Config{})
+	for i := range endpointCacheSize + 10 {
+		if _, err := d.endpoint(paymock.WebhookEndpoint{URL: "https://a.example/" + strconv.Itoa(i), Secret: testSecret}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(d.parsed); n > endpointCacheSize || n == 0 {
+		t.Fatalf("%d endpoints remembered, want between 1 and %d", n, endpointCacheSize)
+	}
+}

@@ -98,14 +98,25 @@ func (d *Dispatcher) Stored(merchantID string, o paymock.Outgoing, ids []int64) 
 	if d.isClosed() {
 		return false
 	}
-	now := d.clock.Now(merchantID)
 	due := false
+	var now time.Time
 	for i, del := range o.Deliveries {
-		switch {
-		case i >= len(ids) || del.State != paymock.DeliveryPending:
-		case del.NextAt.After(now):
+		if i >= len(ids) || del.State != paymock.DeliveryPending {
+			continue
+		}
+		if !held(del) {
+			// Due at the instant Prepare read, which the clock has
+			// passed: no need to read it again (on PostgreSQL a round
+			// trip inside the API call).
+			due = true
+			continue
+		}
+		if now.IsZero() {
+			now = d.clock.Now(merchantID)
+		}
+		if del.NextAt.After(now) {
 			d.timerAt(merchantID, del.NextAt)
-		default:
+		} else {
 			due = true
 		}
 	}
@@ -113,6 +124,12 @@ func (d *Dispatcher) Stored(merchantID string, o paymock.Outgoing, ids []int64) 
 		d.wake(merchantID)
 	}
 	return true
+}
+
+// held reports whether a fault's delay or a reorder window holds a new
+// delivery past the instant its round was prepared.
+func held(del paymock.Delivery) bool {
+	return del.Window != nil || del.Fault != nil && del.Fault.Delay > 0
 }
 
 func (d *Dispatcher) countCreated(dels []paymock.Delivery) {
@@ -205,6 +222,14 @@ func (d *Dispatcher) startSenderLocked(merchantID string, l *lane) {
 	d.running++
 	d.runs.Add(1)
 	go d.sender(merchantID, l)
+	// The runtime puts a new goroutine in its creator's run-next slot,
+	// which an idle processor takes over only after a deliberate back-off
+	// (runqgrab's usleep(3), some 50 µs under Linux's timer slack), so
+	// the sender would wait for the API call that woke it to finish its
+	// answer. An empty goroutine started after it takes the slot and
+	// moves the sender to the run queue, which an idle processor takes
+	// from at once: the delivery goes out while the answer is written.
+	go func() {}()
 }
 
 // sender sends the merchant's due deliveries, one claim at a time, until
@@ -252,8 +277,8 @@ func (d *Dispatcher) sender(merchantID string, l *lane) {
 // sendOne claims one of the merchant's due deliveries (of ids when not
 // nil) and sends it; false when none could be claimed.
 func (d *Dispatcher) sendOne(merchantID string, ids []int64) bool {
-	c := paymock.Claim{MerchantID: merchantID, IDs: ids, Until: d.clock.Now(merchantID), Now: time.Now(),
-		Lease: d.lease, Limit: 1}
+	now := d.clock.Now(merchantID)
+	c := paymock.Claim{MerchantID: merchantID, IDs: ids, Until: now, Now: time.Now(), Lease: d.lease, Limit: 1}
 	dels, err := d.box.Claim(context.Background(), c)
 	if err != nil {
 		d.log.Warn("webhook deliveries not claimed; a later wake, advance or sweep will", "merchant", merchantID, "error", err)
@@ -262,7 +287,7 @@ func (d *Dispatcher) sendOne(merchantID string, ids []int64) bool {
 	if len(dels) == 0 {
 		return false
 	}
-	d.attempt(dels[0])
+	d.attempt(dels[0], now)
 	return true
 }
 

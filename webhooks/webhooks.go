@@ -286,6 +286,9 @@ type Dispatcher struct {
 	sweepDone   chan struct{} // closed when the sweep has ended (or never ran)
 	runs        sync.WaitGroup
 
+	parsedMu sync.Mutex
+	parsed   map[endpointKey]endpoint // see endpoint
+
 	mu    sync.Mutex
 	lanes map[string]*lane // merchants with sends under way or wanted
 	// timers are the instants at which a send of a merchant's due
@@ -322,6 +325,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		senders:     cfg.Senders,
 		perMerchant: cfg.MerchantSenders,
 		lanes:       make(map[string]*lane),
+		parsed:      make(map[endpointKey]endpoint),
 		timers:      make(map[timerKey]struct{}),
 		stop:        make(chan struct{}),
 		sweepDone:   make(chan struct{}),
@@ -482,7 +486,7 @@ func (d *Dispatcher) slotsFor(ctx context.Context, m *paymock.Merchant) []endpoi
 	}
 	slots := make([]endpointSlot, 0, len(eps))
 	for _, w := range eps {
-		ep, err := parseEndpoint(w)
+		ep, err := d.endpoint(w)
 		if err != nil {
 			d.log.WarnContext(ctx, "webhook endpoint invalid: its deliveries fail", "merchant", m.ID,
 				"endpoint", w.ID, "error", err)
@@ -522,7 +526,7 @@ func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) 
 	slots := make([]endpointSlot, 0, len(first))
 	oneShot := false
 	for _, del := range first {
-		ep, err := parseEndpoint(paymock.WebhookEndpoint{ID: del.EndpointID, URL: del.URL, Secret: del.Secret})
+		ep, err := d.endpoint(paymock.WebhookEndpoint{ID: del.EndpointID, URL: del.URL, Secret: del.Secret})
 		slots = append(slots, endpointSlot{ep: ep, err: err})
 		oneShot = oneShot || del.OneShot
 	}
