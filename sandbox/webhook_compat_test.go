@@ -113,6 +113,12 @@ func TestWebhookFaults_UnknownTypeGoesFirstWithItsOwnIDAndVerifies(t *testing.T)
 		t.Errorf("attempts %v, want the unknown message refused and the event taken plainly", atts)
 	}
 
+	// The dashboard's timeline says so on the attempt, too.
+	page := signIn(t, env, keyA).get("/dashboard/payments/" + id)
+	if !strings.Contains(page, "injected by fault rule "+rule["id"].(string)+": a message of type payment.paymock_unknown") {
+		t.Errorf("the payment page does not show the fault on the attempt:\n%s", page)
+	}
+
 	// times: 1 — the next event goes out alone.
 	id2 := env.create(keyA, nil)
 	env.do("POST", "/_sandbox/payments/"+id2+"/complete", keyA, nil)
