@@ -104,6 +104,12 @@ type FaultRule struct {
 	// Reorder sends deliveries that fall due within WindowMS newest first.
 	Reorder  bool `json:"reorder,omitempty" yaml:"reorder,omitempty"`
 	WindowMS int  `json:"window_ms,omitempty" yaml:"window_ms,omitempty"`
+	// UnknownType sends a message of type FaultUnknownEventType, correctly
+	// signed and with its own webhook-id, before the delivery's first send.
+	UnknownType bool `json:"unknown_type,omitempty" yaml:"unknown_type,omitempty"`
+	// ExtraFields adds FaultExtraField at the top of the first send's
+	// payload and inside its data, signed over the enlarged payload.
+	ExtraFields bool `json:"extra_fields,omitempty" yaml:"extra_fields,omitempty"`
 
 	// DelayMS holds an API answer, or a webhook delivery, this long.
 	DelayMS int `json:"delay_ms,omitempty" yaml:"delay_ms,omitempty"`
@@ -204,6 +210,7 @@ func (r FaultRule) ValidateFor(operations []string) []Violation {
 	hookOnly := []field{
 		{"event_type", r.EventType != ""}, {"duplicate", r.Duplicate != 0}, {"bad_signature", r.BadSignature},
 		{"timestamp_skew_s", r.TimestampSkewS != 0}, {"reorder", r.Reorder}, {"window_ms", r.WindowMS != 0},
+		{"unknown_type", r.UnknownType}, {"extra_fields", r.ExtraFields},
 	}
 
 	switch target {
@@ -240,7 +247,7 @@ func (r FaultRule) ValidateFor(operations []string) []Violation {
 	case FaultTargetWebhooks:
 		for _, f := range apiOnly {
 			if f.set {
-				bad(f.name, "%s applies to API faults only; a webhook fault takes one of duplicate, bad_signature, timestamp_skew_s, delay_ms or reorder", f.name)
+				bad(f.name, "%s applies to API faults only; a webhook fault takes one of %s", f.name, webhookEffects)
 			}
 		}
 		if r.EventType != "" && !slices.Contains(FaultEventTypes(), EventType(r.EventType)) {
@@ -266,7 +273,7 @@ func (r FaultRule) ValidateFor(operations []string) []Violation {
 		var effects []string
 		for _, f := range []field{
 			{"duplicate", r.Duplicate != 0}, {"bad_signature", r.BadSignature}, {"timestamp_skew_s", r.TimestampSkewS != 0},
-			{"delay_ms", r.DelayMS != 0}, {"reorder", r.Reorder},
+			{"delay_ms", r.DelayMS != 0}, {"reorder", r.Reorder}, {"unknown_type", r.UnknownType}, {"extra_fields", r.ExtraFields},
 		} {
 			if f.set {
 				effects = append(effects, f.name)
@@ -275,13 +282,16 @@ func (r FaultRule) ValidateFor(operations []string) []Violation {
 		switch {
 		case len(effects) == 0:
 			vs = append(vs, Violation{Param: "duplicate", Code: "parameter_missing",
-				Message: "a webhook fault needs one effect: duplicate, bad_signature, timestamp_skew_s, delay_ms or reorder"})
+				Message: "a webhook fault needs one effect: " + webhookEffects})
 		case len(effects) > 1:
 			bad(effects[1], "a webhook fault takes exactly one effect, found %s", strings.Join(effects, " and "))
 		}
 	}
 	return vs
 }
+
+// webhookEffects names the effects a webhook rule takes one of.
+const webhookEffects = "duplicate, bad_signature, timestamp_skew_s, delay_ms, reorder, unknown_type or extra_fields"
 
 func eventTypeList() string {
 	var names []string

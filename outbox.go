@@ -218,7 +218,27 @@ type WebhookFault struct {
 	// closes.
 	Reorder bool
 	Window  time.Duration
+	// UnknownType sends, just before the first send, one more message: the
+	// event with type FaultUnknownEventType and an id of its own (so its
+	// own webhook-id), correctly signed. Its answer is recorded but decides
+	// nothing: the real message still follows, so a receiver that ignores
+	// the unknown type loses no event.
+	UnknownType bool
+	// ExtraFields adds FaultExtraField to the first send's payload, at the
+	// top and inside data, and signs the enlarged payload.
+	ExtraFields bool
 }
+
+// FaultUnknownEventType is the type of an UnknownType fault's message: in
+// the payment namespace, so a receiver that routes on the prefix is
+// rehearsed too, and named for paymock, so no real event type ever takes
+// it.
+const FaultUnknownEventType EventType = "payment.paymock_unknown"
+
+// FaultExtraField is the field an ExtraFields fault adds at the top of the
+// payload and inside its data: no field of the contract's events or
+// payments starts with "paymock_", now or later.
+const FaultExtraField = "paymock_extra"
 
 // EventRecord is one event of the journal with its deliveries, as the
 // control API serves it (GET /_sandbox/events). Records are copies: they
@@ -226,7 +246,8 @@ type WebhookFault struct {
 //
 // Payload is the event body exactly as every attempt sent it (and as it was
 // signed): {"id","type","created_at","data"}, with the payment under
-// "data".
+// "data". Only an attempt an unknown_type or extra_fields fault shaped
+// sent other bytes, and its fault record says how.
 type EventRecord struct {
 	ID         string           `json:"id"`
 	Type       EventType        `json:"type"`
@@ -282,6 +303,12 @@ type WebhookFaultRecord struct {
 	DelayMS        int64 `json:"delay_ms,omitempty"`
 	Reorder        bool  `json:"reorder,omitempty"`
 	WindowMS       int64 `json:"window_ms,omitempty"`
+	// UnknownType marks the attempt that sent the unknown-type message;
+	// WebhookID is that message's webhook-id (not the event's).
+	UnknownType bool   `json:"unknown_type,omitempty"`
+	WebhookID   string `json:"webhook_id,omitempty"`
+	// ExtraFields marks an attempt whose payload carried FaultExtraField.
+	ExtraFields bool `json:"extra_fields,omitempty"`
 	// Sent is this delivery's place in its reorder window's sending order
 	// (1 went first) of Held deliveries the window held; both absent when
 	// the count was not kept.

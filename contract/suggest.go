@@ -6,6 +6,8 @@ package contract
 import (
 	"net/http"
 	"strings"
+
+	"github.com/paymock/paymock/internal/typo"
 )
 
 // maxSuggestLen bounds the paths looked at: a suggestion is for a typo,
@@ -39,7 +41,7 @@ func (d *Document) suggest(r *http.Request) string {
 			case w == got[i]:
 				out[i] = w
 			default:
-				dist := distance(w, got[i])
+				dist := typo.Distance(w, got[i])
 				if dist > 2 || dist >= len(w) {
 					typos = 2
 				}
@@ -57,30 +59,4 @@ func (d *Document) suggest(r *http.Request) string {
 		}
 	}
 	return best
-}
-
-// distance is the Damerau-Levenshtein distance of a and b (an adjacent
-// swap counts one), in bytes.
-func distance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }

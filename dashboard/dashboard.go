@@ -158,6 +158,9 @@ type Attempt struct {
 	StatusCode int    // 0 when no answer came
 	Error      string // empty on a 2xx
 	DurationMS int64
+	// Fault says what a webhook fault did to this attempt, naming its
+	// rule; empty for a plain attempt.
+	Fault string
 }
 
 // EndpointDelivery is a delivery as an endpoint's list shows it: with the

@@ -493,6 +493,28 @@ func TestPayment_OutcomeButtonsMoveItAndTheTimelineShowsTheDelivery(t *testing.T
 	}
 }
 
+func TestPayment_TimelineSaysWhichFaultShapedAnAttempt(t *testing.T) {
+	h := newHarness(t, nil)
+	pay := h.fake.addPayment(t, "acme", "ada@example.com", 1050, 0)
+	b := h.browser()
+	b.signIn(acmeKey)
+	b.follow(b.click(b.get("/dashboard/webhooks"), "", "", "add-endpoint", url.Values{"url": {"https://hooks.example/in"}}))
+	done := b.follow(b.click(b.get("/dashboard/payments/"+pay.ID), "", "", "complete", nil))
+	if find(done.doc, "data-field", "attempt-fault") != nil {
+		t.Errorf("a plain attempt shows a fault: %q", done.text())
+	}
+	const effect = "injected by fault rule flt_1: a message of type payment.paymock_unknown went out before the event"
+	h.fake.mu.Lock()
+	ev := h.fake.events[len(h.fake.events)-1]
+	ev.Deliveries[0].Attempts[0].Fault = effect
+	h.fake.mu.Unlock()
+	again := b.get("/dashboard/payments/" + pay.ID)
+	att := find(find(again.doc, "class", "tl-item tl-event"), "data-attempt", "1")
+	if got := textOf(find(att, "data-field", "attempt-fault")); got != effect {
+		t.Errorf("attempt shows fault %q, want %q (attempt: %q)", got, effect, textOf(att))
+	}
+}
+
 func TestAPIKeys_NewKeyShownOnceAndRevokedKeyRefused(t *testing.T) {
 	h := newHarness(t, nil)
 	b := h.browser()

@@ -92,6 +92,8 @@ func ruleFields(r *Rule) []ruleField {
 		{"timestamp_skew_s", &r.TimestampSkewS, "a whole number of seconds"},
 		{"reorder", &r.Reorder, "true or false"},
 		{"window_ms", &r.WindowMS, "a whole number of milliseconds"},
+		{"unknown_type", &r.UnknownType, "true or false"},
+		{"extra_fields", &r.ExtraFields, "true or false"},
 		{"times", &r.Times, "a whole number"},
 		{"probability", &r.Probability, "a number between 0 and 1"},
 	}

@@ -15,8 +15,8 @@ func TestLoadFile_ReadsRulesWithDefaultsAndSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rules) != 5 {
-		t.Fatalf("got %d rules, want 5", len(rules))
+	if len(rules) != 7 {
+		t.Fatalf("got %d rules, want 7", len(rules))
 	}
 	first := rules[0]
 	if first.Operation != "createPayment" || first.Status != 503 || *first.Times != 2 || first.When != faults.WhenAfter ||
@@ -34,6 +34,12 @@ func TestLoadFile_ReadsRulesWithDefaultsAndSources(t *testing.T) {
 	}
 	if r := rules[4]; !r.Reorder || r.WindowMS != 1000 || r.Source != "testdata/good.yaml:14" {
 		t.Errorf("rule 5 = %+v", r)
+	}
+	if r := rules[5]; !r.UnknownType || *r.Times != 1 || r.Source != "testdata/good.yaml:16" {
+		t.Errorf("rule 6 = %+v", r)
+	}
+	if r := rules[6]; !r.ExtraFields || r.EventType != "payment.failed" {
+		t.Errorf("rule 7 = %+v", r)
 	}
 }
 

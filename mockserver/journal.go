@@ -24,17 +24,9 @@ const DefaultJournalSize = 10000
 // JournalEntry is one request as the journal shows it.
 type JournalEntry = paymock.JournalEntry
 
-// opCounts is what the report knows of one operation.
-type opCounts struct {
-	calls      int
-	violating  int
-	statuses   map[int]int
-	violations map[paymock.Violation]int
-}
-
 // merchantJournal is one merchant's counters, for the report.
 type merchantJournal struct {
-	ops       map[string]*opCounts
+	ops       map[string]*OperationCounts
 	calls     int
 	violating int
 	unmatched int
@@ -163,11 +155,11 @@ func (s *Server) report(ctx context.Context, merchantID string) (Report, error) 
 
 // countedJournal turns a store's counts into the report's counters.
 func countedJournal(c paymock.JournalCounts) merchantJournal {
-	mj := merchantJournal{ops: make(map[string]*opCounts)}
-	op := func(name string) *opCounts {
+	mj := merchantJournal{ops: make(map[string]*OperationCounts)}
+	op := func(name string) *OperationCounts {
 		oc := mj.ops[name]
 		if oc == nil {
-			oc = &opCounts{statuses: map[int]int{}, violations: map[paymock.Violation]int{}}
+			oc = NewOperationCounts()
 			mj.ops[name] = oc
 		}
 		return oc
@@ -185,14 +177,15 @@ func countedJournal(c paymock.JournalCounts) merchantJournal {
 			continue
 		}
 		oc := op(cc.Operation)
-		oc.calls += cc.Calls
-		oc.statuses[cc.Status] += cc.Calls
+		oc.Calls += cc.Calls
+		oc.Statuses[cc.Status] += cc.Calls
 		if cc.Violating {
-			oc.violating += cc.Calls
+			oc.ViolatingCalls += cc.Calls
 		}
 	}
 	for _, vc := range c.Violations {
-		op(vc.Operation).violations[vc.Violation] += vc.Calls
+		v := ReportViolation{Param: vc.Violation.Param, Code: vc.Violation.Code, Message: vc.Violation.Message}
+		op(vc.Operation).Violations[v] += vc.Calls
 	}
 	return mj
 }

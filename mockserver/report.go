@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract"
 )
 
 // ReportStatus is how often an operation answered one status.
@@ -67,47 +68,72 @@ type Report struct {
 	Operations    []ReportOperation `json:"operations"`
 }
 
-// reportOf is the report of a merchant's counters, over every operation
-// of the service contract.
-func (s *Server) reportOf(snap merchantJournal) Report {
-	r := Report{Calls: snap.calls, ViolatingCalls: snap.violating, UnmatchedCalls: snap.unmatched, InjectedCalls: snap.injected, Operations: []ReportOperation{}}
-	for _, d := range s.docs.Service.Operations() {
+// OperationCounts are the counters a report is made of for one operation,
+// as the server's journal and the proxy's both keep them.
+type OperationCounts struct {
+	Calls, ViolatingCalls int
+	Statuses              map[int]int // calls by the status answered
+	// Violations counts each distinct violation; a key's Count is 0.
+	Violations map[ReportViolation]int
+}
+
+// NewOperationCounts returns counts with nothing counted yet.
+func NewOperationCounts() *OperationCounts {
+	return &OperationCounts{Statuses: map[int]int{}, Violations: map[ReportViolation]int{}}
+}
+
+// FillReport sets r's Operations and Coverage from counts, by operation
+// id: one entry for each of ops (a contract's operations, in its order),
+// exercised or not, with the declared statuses first counted and any other
+// status seen after.
+func FillReport(r *Report, ops []contract.Operation, counts map[string]*OperationCounts) {
+	r.Operations = []ReportOperation{}
+	for _, d := range ops {
 		ro := ReportOperation{OperationID: d.ID, Method: d.Method, Path: d.Path, Statuses: []ReportStatus{}, Violations: []ReportViolation{}}
-		oc := snap.ops[d.ID]
+		oc := counts[d.ID]
 		if oc == nil {
-			oc = &opCounts{}
+			oc = &OperationCounts{}
 		}
-		ro.Calls, ro.ViolatingCalls = oc.calls, oc.violating
+		ro.Calls, ro.ViolatingCalls = oc.Calls, oc.ViolatingCalls
 		r.Coverage.OperationsTotal++
-		if oc.calls > 0 {
+		if oc.Calls > 0 {
 			r.Coverage.OperationsExercised++
 		}
 		for _, st := range d.Statuses {
-			ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Declared: true, Count: oc.statuses[st]})
+			ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Declared: true, Count: oc.Statuses[st]})
 			r.Coverage.StatusesTotal++
-			if oc.statuses[st] > 0 {
+			if oc.Statuses[st] > 0 {
 				r.Coverage.StatusesExercised++
 			}
 		}
-		for st, n := range oc.statuses {
+		for st, n := range oc.Statuses {
 			if !slices.Contains(d.Statuses, st) {
 				ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Count: n})
 			}
 		}
 		slices.SortFunc(ro.Statuses, func(a, b ReportStatus) int { return a.Status - b.Status })
-		for v, n := range oc.violations {
-			ro.Violations = append(ro.Violations, ReportViolation{Param: v.Param, Code: v.Code, Message: v.Message, Count: n})
+		for v, n := range oc.Violations {
+			v.Count = n
+			ro.Violations = append(ro.Violations, v)
 		}
 		slices.SortFunc(ro.Violations, func(a, b ReportViolation) int {
-			return strings.Compare(a.Param+"\x00"+a.Code+"\x00"+a.Message, b.Param+"\x00"+b.Code+"\x00"+b.Message)
+			return strings.Compare(a.Side+"\x00"+a.Param+"\x00"+a.Code+"\x00"+a.Message, b.Side+"\x00"+b.Param+"\x00"+b.Code+"\x00"+b.Message)
 		})
 		r.Operations = append(r.Operations, ro)
 	}
 	r.Coverage.Operations = fraction(r.Coverage.OperationsExercised, r.Coverage.OperationsTotal)
 	r.Coverage.Statuses = fraction(r.Coverage.StatusesExercised, r.Coverage.StatusesTotal)
+}
+
+// reportOf is the report of a merchant's counters, over every operation
+// of the service contract.
+func (s *Server) reportOf(snap merchantJournal) Report {
+	r := Report{Calls: snap.calls, ViolatingCalls: snap.violating, UnmatchedCalls: snap.unmatched, InjectedCalls: snap.injected}
+	FillReport(&r, s.docs.Service.Operations(), snap.ops)
 	return r
 }
 
+// fraction is n/d to four places, 0 for nothing out of nothing.
 func fraction(n, d int) float64 {
 	if d == 0 {
 		return 0

@@ -12,7 +12,7 @@ import (
 // Fault is a fault rule for Inject, as POST /_sandbox/faults takes it.
 // An API fault needs at least one of Status, Delay and Reset; a webhook
 // fault (Target "webhooks") one of Duplicate, BadSignature, TimestampSkew,
-// Delay and Reorder.
+// Delay, Reorder, UnknownType and ExtraFields.
 type Fault struct {
 	// Target is "api" (the default) or "webhooks".
 	Target string
@@ -43,6 +43,12 @@ type Fault struct {
 	// Reorder sends deliveries due within Window (default 1s) newest first.
 	Reorder bool
 	Window  time.Duration
+	// UnknownType sends a message of type payment.paymock_unknown, with a
+	// webhook-id of its own and signed correctly, before the delivery.
+	UnknownType bool
+	// ExtraFields adds paymock_extra at the top of the payload and inside
+	// its data, signed correctly.
+	ExtraFields bool
 
 	// Times is how many matches the rule fires for; 0 means until removed.
 	Times int
@@ -56,7 +62,7 @@ func (f Fault) rule() (faults.Rule, error) {
 	r := faults.Rule{
 		Target: faults.Target(f.Target), Operation: f.Operation, Status: f.Status, Reset: f.Reset,
 		When: faults.When(f.When), EventType: f.EventType, Duplicate: f.Duplicate,
-		BadSignature: f.BadSignature, Reorder: f.Reorder,
+		BadSignature: f.BadSignature, Reorder: f.Reorder, UnknownType: f.UnknownType, ExtraFields: f.ExtraFields,
 	}
 	var err error
 	if r.RetryAfter, err = whole("RetryAfter", f.RetryAfter, time.Second, "seconds"); err != nil {

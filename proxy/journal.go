@@ -4,9 +4,6 @@
 package proxy
 
 import (
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/paymock/paymock/contract"
@@ -29,13 +26,6 @@ type Entry struct {
 	Violations []Violation `json:"violations,omitempty"`
 }
 
-// opCounts is what the report knows of one operation.
-type opCounts struct {
-	calls, violating int
-	statuses         map[int]int
-	violations       map[Violation]int
-}
-
 // callerLog is one caller's ring of recent exchanges and its counters,
 // which cover every exchange.
 type callerLog struct {
@@ -44,7 +34,7 @@ type callerLog struct {
 	calls     int
 	violating int
 	unmatched int
-	ops       map[string]*opCounts
+	ops       map[string]*mockserver.OperationCounts
 }
 
 // Journal holds every caller's exchanges, bounded per caller. A caller is
@@ -71,7 +61,7 @@ func (j *Journal) Record(caller string, e Entry) {
 	defer j.mu.Unlock()
 	cl := j.callers[caller]
 	if cl == nil {
-		cl = &callerLog{ops: map[string]*opCounts{}}
+		cl = &callerLog{ops: map[string]*mockserver.OperationCounts{}}
 		j.callers[caller] = cl
 	}
 	if len(cl.ring) < j.size {
@@ -90,16 +80,16 @@ func (j *Journal) Record(caller string, e Entry) {
 	}
 	oc := cl.ops[e.Operation]
 	if oc == nil {
-		oc = &opCounts{statuses: map[int]int{}, violations: map[Violation]int{}}
+		oc = mockserver.NewOperationCounts()
 		cl.ops[e.Operation] = oc
 	}
-	oc.calls++
-	oc.statuses[e.Status]++
+	oc.Calls++
+	oc.Statuses[e.Status]++
 	if len(e.Violations) > 0 {
-		oc.violating++
+		oc.ViolatingCalls++
 	}
 	for _, v := range e.Violations {
-		oc.violations[v]++
+		oc.Violations[mockserver.ReportViolation{Side: v.Side, Param: v.Param, Code: v.Code, Message: v.Message}]++
 	}
 }
 
@@ -145,51 +135,9 @@ func (j *Journal) Report(caller string) mockserver.Report {
 	defer j.mu.Unlock()
 	cl := j.callers[caller]
 	if cl == nil {
-		cl = &callerLog{ops: map[string]*opCounts{}}
+		cl = &callerLog{}
 	}
-	r := mockserver.Report{Calls: cl.calls, ViolatingCalls: cl.violating, UnmatchedCalls: cl.unmatched, Operations: []mockserver.ReportOperation{}}
-	for _, d := range j.doc.Operations() {
-		ro := mockserver.ReportOperation{OperationID: d.ID, Method: d.Method, Path: d.Path,
-			Statuses: []mockserver.ReportStatus{}, Violations: []mockserver.ReportViolation{}}
-		oc := cl.ops[d.ID]
-		if oc == nil {
-			oc = &opCounts{}
-		}
-		ro.Calls, ro.ViolatingCalls = oc.calls, oc.violating
-		r.Coverage.OperationsTotal++
-		if oc.calls > 0 {
-			r.Coverage.OperationsExercised++
-		}
-		for _, st := range d.Statuses {
-			ro.Statuses = append(ro.Statuses, mockserver.ReportStatus{Status: st, Declared: true, Count: oc.statuses[st]})
-			r.Coverage.StatusesTotal++
-			if oc.statuses[st] > 0 {
-				r.Coverage.StatusesExercised++
-			}
-		}
-		for st, n := range oc.statuses {
-			if !slices.Contains(d.Statuses, st) {
-				ro.Statuses = append(ro.Statuses, mockserver.ReportStatus{Status: st, Count: n})
-			}
-		}
-		slices.SortFunc(ro.Statuses, func(a, b mockserver.ReportStatus) int { return a.Status - b.Status })
-		for v, n := range oc.violations {
-			ro.Violations = append(ro.Violations, mockserver.ReportViolation{Side: v.Side, Param: v.Param, Code: v.Code, Message: v.Message, Count: n})
-		}
-		slices.SortFunc(ro.Violations, func(a, b mockserver.ReportViolation) int {
-			return strings.Compare(a.Side+"\x00"+a.Param+"\x00"+a.Code+"\x00"+a.Message, b.Side+"\x00"+b.Param+"\x00"+b.Code+"\x00"+b.Message)
-		})
-		r.Operations = append(r.Operations, ro)
-	}
-	r.Coverage.Operations = fraction(r.Coverage.OperationsExercised, r.Coverage.OperationsTotal)
-	r.Coverage.Statuses = fraction(r.Coverage.StatusesExercised, r.Coverage.StatusesTotal)
+	r := mockserver.Report{Calls: cl.calls, ViolatingCalls: cl.violating, UnmatchedCalls: cl.unmatched}
+	mockserver.FillReport(&r, j.doc.Operations(), cl.ops)
 	return r
-}
-
-func fraction(n, d int) float64 {
-	if d == 0 {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(n)/float64(d), 'f', 4, 64), 64)
-	return f
 }

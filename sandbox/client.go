@@ -267,6 +267,8 @@ type faultInput struct {
 	TimestampSkewS int           `json:"timestamp_skew_s,omitempty"`
 	Reorder        bool          `json:"reorder,omitempty"`
 	WindowMS       int           `json:"window_ms,omitempty"`
+	UnknownType    bool          `json:"unknown_type,omitempty"`
+	ExtraFields    bool          `json:"extra_fields,omitempty"`
 	Times          *int          `json:"times,omitempty"`
 	Probability    *float64      `json:"probability,omitempty"`
 }
@@ -278,7 +280,8 @@ func (c *Client) AddFault(ctx context.Context, r faults.Rule) (faults.Rule, erro
 	in := faultInput{
 		Target: r.Target, Operation: r.Operation, Status: r.Status, RetryAfter: r.RetryAfter, DelayMS: r.DelayMS,
 		Reset: r.Reset, When: r.When, EventType: r.EventType, Duplicate: r.Duplicate, BadSignature: r.BadSignature,
-		TimestampSkewS: r.TimestampSkewS, Reorder: r.Reorder, WindowMS: r.WindowMS, Times: r.Times, Probability: r.Probability,
+		TimestampSkewS: r.TimestampSkewS, Reorder: r.Reorder, WindowMS: r.WindowMS, UnknownType: r.UnknownType,
+		ExtraFields: r.ExtraFields, Times: r.Times, Probability: r.Probability,
 	}
 	var out faults.Rule
 	err := c.do(ctx, http.MethodPost, "/_sandbox/faults", nil, in, &out)

@@ -64,7 +64,11 @@ func (v eventsView) Redeliver(ctx context.Context, m *paymock.Merchant, eventID 
 func deliveryView(d paymock.DeliveryRecord) dashboard.Delivery {
 	out := dashboard.Delivery{Round: d.Round, URL: d.URL, State: string(d.State), Error: d.Error, NextAttemptAt: d.NextAttemptAt}
 	for _, a := range d.Attempts {
-		out.Attempts = append(out.Attempts, dashboard.Attempt{Attempt: a.Attempt, At: a.At, StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS})
+		v := dashboard.Attempt{Attempt: a.Attempt, At: a.At, StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.DurationMS}
+		if f := a.Fault; f != nil {
+			v.Fault = "injected by fault rule " + f.RuleID + ": " + f.Effect
+		}
+		out.Attempts = append(out.Attempts, v)
 	}
 	return out
 }

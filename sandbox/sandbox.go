@@ -443,6 +443,8 @@ func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (pay
 		Delay:         time.Duration(r.DelayMS) * time.Millisecond,
 		Reorder:       r.Reorder,
 		Window:        time.Duration(r.WindowMS) * time.Millisecond,
+		UnknownType:   r.UnknownType,
+		ExtraFields:   r.ExtraFields,
 	}, true
 }
 

@@ -45,7 +45,7 @@ func (d *Dispatcher) attempt(del paymock.Delivery, at time.Time) {
 		attempts = []paymock.AttemptRecord{{Attempt: n, At: paymock.FormatTime(at), StatusCode: status, Error: errMsg,
 			DurationMS: time.Since(start).Milliseconds()}}
 	} else {
-		status, errMsg, interrupted, attempts = d.postShaped(ep, ev, sh, n, at)
+		status, errMsg, interrupted, attempts = d.postShaped(ep, del, ev, sh, n, at)
 	}
 	if interrupted {
 		// Cut short by Close: not recorded, so that the send is made again
@@ -145,11 +145,35 @@ func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape) (int, string
 	return code, fmt.Sprintf("endpoint answered %d %s", code, http.StatusText(code)), false
 }
 
-// postShaped makes a shaped send: its copies one after the other. The
-// send's outcome is that of the first copy answered with a 2xx, or else
-// of the last copy.
-func (d *Dispatcher) postShaped(ep endpoint, ev paymock.Event, sh *shape, n int, at time.Time) (int, string, bool, []paymock.AttemptRecord) {
-	made := make([]paymock.AttemptRecord, 0, sh.copies)
+// postShaped makes a shaped send: the unknown-type message an
+// unknown_type fault adds, then the send's copies one after the other. The
+// send's outcome is that of the first copy answered with a 2xx, or else of
+// the last copy; the unknown-type message's answer is recorded only.
+func (d *Dispatcher) postShaped(ep endpoint, del paymock.Delivery, ev paymock.Event, sh *shape, n int, at time.Time) (int, string, bool, []paymock.AttemptRecord) {
+	made := make([]paymock.AttemptRecord, 0, sh.copies+1)
+	if sh.unknownType {
+		unknown, err := unknownTypeEvent(del)
+		if err != nil {
+			d.log.Warn("webhook fault not applied", "event", del.EventID, "fault", "unknown_type", "error", err)
+		} else {
+			start := time.Now()
+			status, msg, intr := d.post(ep, unknown, sh)
+			if intr {
+				return 0, msgInterrupted, true, nil
+			}
+			made = append(made, paymock.AttemptRecord{Attempt: n, At: paymock.FormatTime(at), StatusCode: status, Error: msg,
+				DurationMS: time.Since(start).Milliseconds(), Fault: sh.recordUnknown(unknown.ID)})
+		}
+	}
+	if sh.extraFields {
+		body, err := withExtraFields(ev.Body)
+		if err != nil {
+			d.log.Warn("webhook fault not applied", "event", del.EventID, "fault", "extra_fields", "error", err)
+			sh.extraFields = false // so the journal does not claim it
+		} else {
+			ev.Body = body
+		}
+	}
 	decided, interrupted := -1, false
 	for c := 1; c <= sh.copies; c++ {
 		start := time.Now()

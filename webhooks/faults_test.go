@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -369,4 +370,59 @@ func BenchmarkDeliver_FaultsAskedNoneMatch(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+}
+
+func TestWithExtraFields_AddsOneFieldAtTopAndInDataKeepingTheRest(t *testing.T) {
+	cases := []struct {
+		name, body, want string
+	}{
+		{"payment", `{"id":"evt_1","type":"payment.completed","created_at":"2026-01-01T00:00:00Z","data":{"id":"pay_1","amount":10.5}}`,
+			`{"id":"evt_1","type":"payment.completed","created_at":"2026-01-01T00:00:00Z","data":{"id":"pay_1","amount":10.5,"paymock_extra":` +
+				extraFieldsData + `},"paymock_extra":"added by a paymock extra_fields fault: ignore it"}`},
+		{"empty data", `{"id":"evt_1","type":"webhook.test","created_at":"2026-01-01T00:00:00Z","data":{ }}`,
+			`{"id":"evt_1","type":"webhook.test","created_at":"2026-01-01T00:00:00Z","data":{"paymock_extra":` +
+				extraFieldsData + `},"paymock_extra":"added by a paymock extra_fields fault: ignore it"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := withExtraFields([]byte(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != c.want {
+				t.Errorf("got  %s\nwant %s", got, c.want)
+			}
+		})
+	}
+	for _, bad := range []string{`{"id":"evt_1","data":[1]}`, `{"id":"evt_1","data":null}`, `not json`} {
+		if _, err := withExtraFields([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+func TestUnknownTypeEvent_HasAnIDPerDeliveryAndTheEventsData(t *testing.T) {
+	body := []byte(`{"id":"evt_a","type":"payment.failed","created_at":"2026-01-01T00:00:00Z","data":{"id":"pay_1"}}`)
+	seen := map[string]bool{}
+	for _, del := range []paymock.Delivery{
+		{EventID: "evt_a", Round: 1, Position: 0, Body: body},
+		{EventID: "evt_a", Round: 1, Position: 1, Body: body},
+		{EventID: "evt_a", Round: 2, Position: 0, Body: body},
+	} {
+		ev, err := unknownTypeEvent(del)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`{"id":%q,"type":"payment.paymock_unknown","created_at":"2026-01-01T00:00:00Z","data":{"id":"pay_1"}}`, ev.ID)
+		if string(ev.Body) != want || ev.Type != paymock.FaultUnknownEventType {
+			t.Errorf("body %s, want %s", ev.Body, want)
+		}
+		if !regexp.MustCompile(`^evt_[0-9A-Za-z]{24}$`).MatchString(ev.ID) || seen[ev.ID] {
+			t.Errorf("id %q: want a fresh evt_ id", ev.ID)
+		}
+		seen[ev.ID] = true
+		if again, _ := unknownTypeEvent(del); again.ID != ev.ID {
+			t.Errorf("ids %s and %s for one delivery: want one", ev.ID, again.ID)
+		}
+	}
 }

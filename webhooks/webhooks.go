@@ -66,6 +66,14 @@
 //     in it; when it closes they are sent one after the other, newest
 //     first. Deliveries of one payment to one endpoint still keep their
 //     order: only the first of them is ever due.
+//   - UnknownType: just before the first send, one more message goes to
+//     the endpoint: the event with type paymock.FaultUnknownEventType and
+//     an id (so a webhook-id) of its own, correctly signed. Its answer is
+//     recorded and decides nothing; the real message follows, so a
+//     receiver that ignores the unknown type, as it should, loses nothing.
+//   - ExtraFields: the first send's payload carries
+//     paymock.FaultExtraField at its top and inside data, signed over the
+//     enlarged payload, so a receiver that parses strictly fails.
 //
 // Each attempt a fault shaped carries a paymock.WebhookFaultRecord (its rule id and what
 // was done) in the journal. Without Config.Faults, or when no rule

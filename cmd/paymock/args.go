@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/paymock/paymock/internal/typo"
 )
 
 // argSpec is one flag a command accepts.
@@ -149,7 +151,7 @@ func placeholder(name string) string {
 }
 
 // nearest is the flag whose name is closest to name when it is close
-// enough to be a likely typo (an edit distance of at most 2), else "".
+// enough to be a likely typo (at most 2 typos apart), else "".
 func nearest(name string, specs []argSpec) string {
 	if to := otherToolsName(name); to != "" {
 		for _, s := range specs {
@@ -160,7 +162,7 @@ func nearest(name string, specs []argSpec) string {
 	}
 	best, bestDist := "", 3
 	for _, s := range specs {
-		if d := editDistance(name, s.name); d < bestDist {
+		if d := typo.Distance(name, s.name); d < bestDist {
 			best, bestDist = s.name, d
 		}
 	}
@@ -181,25 +183,4 @@ func otherToolsName(name string) string {
 		return "store"
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

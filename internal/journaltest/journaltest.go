@@ -34,9 +34,9 @@ func Run(t *testing.T, open func(t *testing.T) paymock.JournalStore) {
 	}
 }
 
-// journalRecord is a counted call of op answered with status; a status of
+// Record is a counted call of op answered with status; a status of
 // 400 carries one violation, the contract's refusal.
-func journalRecord(id, op string, status int) paymock.JournalRecord {
+func Record(id, op string, status int) paymock.JournalRecord {
 	e := paymock.JournalEntry{ID: id, At: "2026-03-14T15:09:26Z", Method: "POST", Path: "/api/v1/payments",
 		Operation: op, Status: status, DurationMS: 0.125}
 	r := paymock.JournalRecord{Entry: e, Counted: true}
@@ -56,7 +56,9 @@ func appendAll(t *testing.T, s paymock.JournalStore, merchant string, rs ...paym
 	}
 }
 
-func listIDs(t *testing.T, s paymock.JournalStore, merchant string, q paymock.JournalQuery) ([]string, int) {
+// IDs lists the ids of the merchant's entries that q selects, and the
+// total it matches.
+func IDs(t *testing.T, s paymock.JournalStore, merchant string, q paymock.JournalQuery) ([]string, int) {
 	t.Helper()
 	items, total, err := s.ListRequests(t.Context(), merchant, q)
 	if err != nil {
@@ -69,9 +71,9 @@ func listIDs(t *testing.T, s paymock.JournalStore, merchant string, q paymock.Jo
 	return ids, total
 }
 
-// callsOf adds up the counted calls of CountRequests by operation and
+// Calls adds up the counted calls of CountRequests by operation and
 // status ("op 201"), and the distinct violations ("op param/code").
-func callsOf(t *testing.T, s paymock.JournalStore, merchant string) (calls map[string]int, violations map[string]int) {
+func Calls(t *testing.T, s paymock.JournalStore, merchant string) (calls map[string]int, violations map[string]int) {
 	t.Helper()
 	c, err := s.CountRequests(t.Context(), merchant)
 	if err != nil {
@@ -102,8 +104,8 @@ func entriesComeBackExactly(t *testing.T, s paymock.JournalStore) {
 		Path: "/api/v1/payments/x\x00'; DROP TABLE request_journal; --", Query: `a="b"&c=%00`,
 		Operation: "", Status: 0, DurationMS: 1.0000001, Variant: "amount-string", InjectedFault: "flt_1",
 		Violations: []paymock.Violation{{Code: "route_not_found", Message: "no such route \x00"}}}
-	appendAll(t, s, "acme", journalRecord("req_1", "createPayment", 201), paymock.JournalRecord{Entry: odd, Counted: true})
-	appendAll(t, s, "globex", journalRecord("req_g", "listPayments", 200))
+	appendAll(t, s, "acme", Record("req_1", "createPayment", 201), paymock.JournalRecord{Entry: odd, Counted: true})
+	appendAll(t, s, "globex", Record("req_g", "listPayments", 200))
 
 	items, total, err := s.ListRequests(ctx, "acme", paymock.JournalQuery{Keep: 100, Limit: 10})
 	if err != nil {
@@ -118,7 +120,7 @@ func entriesComeBackExactly(t *testing.T, s paymock.JournalStore) {
 		!slices.Equal(got.Violations, odd.Violations) {
 		t.Errorf("stored %+v\nread   %+v", odd, got)
 	}
-	if ids, total := listIDs(t, s, "nobody", paymock.JournalQuery{Keep: 100, Limit: 10}); len(ids) != 0 || total != 0 {
+	if ids, total := IDs(t, s, "nobody", paymock.JournalQuery{Keep: 100, Limit: 10}); len(ids) != 0 || total != 0 {
 		t.Errorf("a merchant with no requests: %v, %d", ids, total)
 	}
 }
@@ -129,7 +131,7 @@ func listsFilterAndPage(t *testing.T, s paymock.JournalStore) {
 		if i%3 == 0 {
 			status = 400
 		}
-		appendAll(t, s, "acme", journalRecord(fmt.Sprint("req_", i), "createPayment", status))
+		appendAll(t, s, "acme", Record(fmt.Sprint("req_", i), "createPayment", status))
 	}
 	for _, tc := range []struct {
 		name  string
@@ -146,7 +148,7 @@ func listsFilterAndPage(t *testing.T, s paymock.JournalStore) {
 		{"with violations, among the newest keep", paymock.JournalQuery{Keep: 5, Violations: true, Limit: 100}, []string{"req_9", "req_6"}, 2},
 		{"a status never answered", paymock.JournalQuery{Keep: 100, Status: 404, Limit: 100}, []string{}, 0},
 	} {
-		ids, total := listIDs(t, s, "acme", tc.q)
+		ids, total := IDs(t, s, "acme", tc.q)
 		if !slices.Equal(ids, tc.want) || total != tc.total {
 			t.Errorf("%s: %v (%d), want %v (%d)", tc.name, ids, total, tc.want, tc.total)
 		}
@@ -156,11 +158,11 @@ func listsFilterAndPage(t *testing.T, s paymock.JournalStore) {
 func countsApart(t *testing.T, s paymock.JournalStore) {
 	ctx := t.Context()
 	long := paymock.Violation{Param: "description", Code: "parameter_invalid", Message: string(make([]byte, 9000)) + "\u00e9"}
-	refusedLong := journalRecord("req_long", "createPayment", 400)
+	refusedLong := Record("req_long", "createPayment", 400)
 	refusedLong.Entry.Violations = []paymock.Violation{long, {Code: "parameter_invalid", Message: "no param"}}
-	injected := journalRecord("req_inj", "createPayment", 503)
+	injected := Record("req_inj", "createPayment", 503)
 	injected.Entry.InjectedFault = "flt_1"
-	unmatched := journalRecord("req_404", "", 404)
+	unmatched := Record("req_404", "", 404)
 	unmatched.Violating = true
 	unmatched.Entry.Violations = []paymock.Violation{{Code: "route_not_found", Message: "no such route"}}
 	for round := range 2 { // once counted as rows, once as trimmed counts
@@ -216,7 +218,7 @@ func trimKeepsNewest(t *testing.T, s paymock.JournalStore) {
 		if i%4 == 0 {
 			status = 400
 		}
-		appendAll(t, s, "acme", journalRecord(fmt.Sprint("req_", i), "createPayment", status))
+		appendAll(t, s, "acme", Record(fmt.Sprint("req_", i), "createPayment", status))
 		if i == 5 {
 			if err := s.TrimRequests(ctx, "acme", 5); err != nil {
 				t.Fatal(err)
@@ -224,19 +226,19 @@ func trimKeepsNewest(t *testing.T, s paymock.JournalStore) {
 		}
 	}
 	appendAll(t, s, "acme", paymock.JournalRecord{Entry: paymock.JournalEntry{ID: "req_ctl", Operation: "getReport", Status: 200}})
-	appendAll(t, s, "globex", journalRecord("req_g", "createPayment", 201))
+	appendAll(t, s, "globex", Record("req_g", "createPayment", 201))
 	for range 2 { // the second has nothing more to trim
 		if err := s.TrimRequests(ctx, "acme", 5); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ids, total := listIDs(t, s, "acme", paymock.JournalQuery{Keep: 100, Limit: 100})
+	ids, total := IDs(t, s, "acme", paymock.JournalQuery{Keep: 100, Limit: 100})
 	if want := []string{"req_ctl", "req_11", "req_10", "req_9", "req_8"}; !slices.Equal(ids, want) || total != 5 {
 		t.Errorf("after trimming to 5 listed %v (%d), want %v", ids, total, want)
 	}
 	// Twelve counted calls, three of them refused with one violation each,
 	// whether trimmed or still listed; the control call is not counted.
-	calls, violations := callsOf(t, s, "acme")
+	calls, violations := Calls(t, s, "acme")
 	want := map[string]int{"createPayment 201": 9, "createPayment 400": 3, "violating": 3}
 	if fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Errorf("calls %v, want %v", calls, want)
@@ -244,7 +246,7 @@ func trimKeepsNewest(t *testing.T, s paymock.JournalStore) {
 	if violations["createPayment currency/parameter_invalid"] != 3 || len(violations) != 1 {
 		t.Errorf("violations %v", violations)
 	}
-	if ids, _ := listIDs(t, s, "globex", paymock.JournalQuery{Keep: 100, Limit: 100}); !slices.Equal(ids, []string{"req_g"}) {
+	if ids, _ := IDs(t, s, "globex", paymock.JournalQuery{Keep: 100, Limit: 100}); !slices.Equal(ids, []string{"req_g"}) {
 		t.Errorf("trimming acme touched globex: %v", ids)
 	}
 }
@@ -252,7 +254,7 @@ func trimKeepsNewest(t *testing.T, s paymock.JournalStore) {
 func trimLarger(t *testing.T, s paymock.JournalStore) {
 	ctx := t.Context()
 	for i := range 7 {
-		appendAll(t, s, "acme", journalRecord(fmt.Sprint("req_", i), "createPayment", 201))
+		appendAll(t, s, "acme", Record(fmt.Sprint("req_", i), "createPayment", 201))
 		if i == 0 {
 			if err := s.TrimRequests(ctx, "acme", 3); err != nil {
 				t.Fatal(err)
@@ -265,15 +267,15 @@ func trimLarger(t *testing.T, s paymock.JournalStore) {
 	if err := s.TrimRequests(ctx, "acme", 4); err != nil {
 		t.Fatal(err)
 	}
-	appendAll(t, s, "acme", journalRecord("req_7", "createPayment", 201), journalRecord("req_8", "createPayment", 201))
+	appendAll(t, s, "acme", Record("req_7", "createPayment", 201), Record("req_8", "createPayment", 201))
 	if err := s.TrimRequests(ctx, "acme", 4); err != nil {
 		t.Fatal(err)
 	}
-	ids, _ := listIDs(t, s, "acme", paymock.JournalQuery{Keep: 100, Limit: 100})
+	ids, _ := IDs(t, s, "acme", paymock.JournalQuery{Keep: 100, Limit: 100})
 	if want := []string{"req_8", "req_7", "req_6", "req_5"}; !slices.Equal(ids, want) {
 		t.Errorf("listed %v, want %v", ids, want)
 	}
-	if calls, _ := callsOf(t, s, "acme"); calls["createPayment 201"] != 9 {
+	if calls, _ := Calls(t, s, "acme"); calls["createPayment 201"] != 9 {
 		t.Errorf("counted %v, want 9 calls", calls)
 	}
 }
@@ -289,7 +291,7 @@ func concurrentAppends(t *testing.T, s paymock.JournalStore) {
 				if i%5 == 0 {
 					status = 400
 				}
-				if err := s.AppendRequest(context.Background(), "acme", journalRecord(fmt.Sprintf("req_%d_%d", w, i), "createPayment", status)); err != nil {
+				if err := s.AppendRequest(context.Background(), "acme", Record(fmt.Sprintf("req_%d_%d", w, i), "createPayment", status)); err != nil {
 					errs <- err
 					return
 				}
@@ -310,11 +312,11 @@ func concurrentAppends(t *testing.T, s paymock.JournalStore) {
 	if err := s.TrimRequests(t.Context(), "acme", keep); err != nil {
 		t.Fatal(err)
 	}
-	ids, total := listIDs(t, s, "acme", paymock.JournalQuery{Keep: keep, Limit: 100})
+	ids, total := IDs(t, s, "acme", paymock.JournalQuery{Keep: keep, Limit: 100})
 	if len(ids) != keep || total != keep {
 		t.Errorf("listed %d of %d, want the newest %d", len(ids), total, keep)
 	}
-	calls, violations := callsOf(t, s, "acme")
+	calls, violations := Calls(t, s, "acme")
 	if calls["createPayment 201"]+calls["createPayment 400"] != writers*each || calls["createPayment 400"] != writers*each/5 {
 		t.Errorf("counted %v, want %d calls, %d refused", calls, writers*each, writers*each/5)
 	}
@@ -324,22 +326,22 @@ func concurrentAppends(t *testing.T, s paymock.JournalStore) {
 }
 
 func merchantsIsolated(t *testing.T, s paymock.JournalStore) {
-	appendAll(t, s, "acme", journalRecord("req_a1", "createPayment", 201), journalRecord("req_a2", "createPayment", 400))
-	appendAll(t, s, "globex", journalRecord("req_g1", "listPayments", 200))
+	appendAll(t, s, "acme", Record("req_a1", "createPayment", 201), Record("req_a2", "createPayment", 400))
+	appendAll(t, s, "globex", Record("req_g1", "listPayments", 200))
 	if err := s.TrimRequests(t.Context(), "globex", 0); err != nil {
 		t.Fatal(err)
 	}
-	if ids, _ := listIDs(t, s, "acme", paymock.JournalQuery{Keep: 10, Limit: 10}); !slices.Equal(ids, []string{"req_a2", "req_a1"}) {
+	if ids, _ := IDs(t, s, "acme", paymock.JournalQuery{Keep: 10, Limit: 10}); !slices.Equal(ids, []string{"req_a2", "req_a1"}) {
 		t.Errorf("acme lists %v after globex was trimmed", ids)
 	}
-	if ids, total := listIDs(t, s, "globex", paymock.JournalQuery{Keep: 10, Limit: 10}); len(ids) != 0 || total != 0 {
+	if ids, total := IDs(t, s, "globex", paymock.JournalQuery{Keep: 10, Limit: 10}); len(ids) != 0 || total != 0 {
 		t.Errorf("globex trimmed to 0 lists %v (%d)", ids, total)
 	}
-	calls, _ := callsOf(t, s, "globex")
+	calls, _ := Calls(t, s, "globex")
 	if want := map[string]int{"listPayments 200": 1}; fmt.Sprint(calls) != fmt.Sprint(want) {
 		t.Errorf("globex counts %v, want %v", calls, want)
 	}
-	if calls, _ := callsOf(t, s, "nobody"); len(calls) != 0 {
+	if calls, _ := Calls(t, s, "nobody"); len(calls) != 0 {
 		t.Errorf("a merchant with no requests counts %v", calls)
 	}
 }
@@ -348,15 +350,15 @@ func merchantsIsolated(t *testing.T, s paymock.JournalStore) {
 // the store (everything in memory, nothing a shared store holds), but it
 // never touches another merchant.
 func forgetLeavesOthers(t *testing.T, s paymock.JournalStore) {
-	appendAll(t, s, "acme", journalRecord("req_a1", "createPayment", 201))
-	appendAll(t, s, "globex", journalRecord("req_g1", "listPayments", 200))
+	appendAll(t, s, "acme", Record("req_a1", "createPayment", 201))
+	appendAll(t, s, "globex", Record("req_g1", "listPayments", 200))
 	if err := s.ForgetRequests(t.Context(), "acme"); err != nil {
 		t.Fatal(err)
 	}
-	if ids, _ := listIDs(t, s, "globex", paymock.JournalQuery{Keep: 10, Limit: 10}); !slices.Equal(ids, []string{"req_g1"}) {
+	if ids, _ := IDs(t, s, "globex", paymock.JournalQuery{Keep: 10, Limit: 10}); !slices.Equal(ids, []string{"req_g1"}) {
 		t.Errorf("globex lists %v after acme was forgotten", ids)
 	}
-	if ids, _ := listIDs(t, s, "acme", paymock.JournalQuery{Keep: 10, Limit: 10}); len(ids) > 1 {
+	if ids, _ := IDs(t, s, "acme", paymock.JournalQuery{Keep: 10, Limit: 10}); len(ids) > 1 {
 		t.Errorf("acme lists %v after it was forgotten", ids)
 	}
 	if err := s.ForgetRequests(t.Context(), "nobody"); err != nil {
