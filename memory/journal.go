@@ -6,6 +6,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/paymock/paymock"
@@ -39,9 +40,12 @@ func NewJournal() *Journal {
 
 // merchantLog is one merchant's ring of recent requests and its counts.
 type merchantLog struct {
-	ring  []string
-	next  int // where the next entry goes once the ring is full
-	bound int // the ring's size from the last trim; -1 before the first
+	ring []string
+	// next and bound are int32, as a ring never holds more than a trim's
+	// keep of entries: an idle merchant's record stays in the 64-byte size
+	// class.
+	next  int32 // where the next entry goes once the ring is full
+	bound int32 // the ring's size from the last trim; -1 before the first
 	calls []callCount
 	// violations counts, per operation, the violations of violating
 	// calls; nil until a call is refused.
@@ -49,14 +53,14 @@ type merchantLog struct {
 }
 
 // callCount counts the counted calls that share an operation, a status
-// (an HTTP status, or 0 for a reset connection: int32 holds them all) and
-// whether they were violating and injected.
+// (an HTTP status, or 0 for a reset connection: int16 holds them all) and
+// whether they were violating and injected, in 16 bytes.
 type callCount struct {
+	calls     int
 	op        uint32 // in the journal's names
-	status    int32
+	status    int16
 	violating bool
 	injected  bool
-	calls     int
 }
 
 type opViolation struct {
@@ -87,6 +91,9 @@ func (j *Journal) nameLocked(name string) uint32 {
 // AppendRequest implements paymock.JournalStore.
 func (j *Journal) AppendRequest(_ context.Context, merchantID string, r paymock.JournalRecord) error {
 	e := &r.Entry
+	if e.Status < math.MinInt16 || e.Status > math.MaxInt16 {
+		return fmt.Errorf("memory: append to the request journal: status %d: want an HTTP status, or 0 for a reset connection", e.Status)
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	op := j.nameLocked(e.Operation)
@@ -113,18 +120,18 @@ func (j *Journal) AppendRequest(_ context.Context, merchantID string, r paymock.
 func (ml *merchantLog) push(enc string) {
 	switch {
 	case ml.bound == 0:
-	case ml.bound < 0 || len(ml.ring) < ml.bound:
+	case ml.bound < 0 || len(ml.ring) < int(ml.bound):
 		if len(ml.ring) == cap(ml.ring) && ml.bound > 0 {
 			// Double, but never past the bound: append's own growth
 			// would overshoot it for good.
-			grown := make([]string, len(ml.ring), min(max(2*cap(ml.ring), 1), ml.bound))
+			grown := make([]string, len(ml.ring), min(max(2*cap(ml.ring), 1), int(ml.bound)))
 			copy(grown, ml.ring)
 			ml.ring = grown
 		}
 		ml.ring = append(ml.ring, enc)
 	default:
 		ml.ring[ml.next] = enc
-		ml.next = (ml.next + 1) % len(ml.ring)
+		ml.next = int32((int(ml.next) + 1) % len(ml.ring))
 	}
 }
 
@@ -136,14 +143,14 @@ func (ml *merchantLog) count(op uint32, status int, violating, injected bool) *c
 			return c
 		}
 	}
-	ml.calls = append(ml.calls, callCount{op: op, status: int32(status), violating: violating, injected: injected})
+	ml.calls = append(ml.calls, callCount{op: op, status: int16(status), violating: violating, injected: injected})
 	return &ml.calls[len(ml.calls)-1]
 }
 
 // newest returns the i-th newest entry, from 0.
 func (ml *merchantLog) newest(i int) string {
 	n := len(ml.ring)
-	return ml.ring[(ml.next-1-i+2*n)%n]
+	return ml.ring[(int(ml.next)-1-i+2*n)%n]
 }
 
 // TrimRequests implements paymock.JournalStore. The counts were added as
@@ -153,14 +160,16 @@ func (j *Journal) TrimRequests(_ context.Context, merchantID string, keep int) e
 	if keep < 0 {
 		return fmt.Errorf("memory: trim the request journal to %d requests: want 0 or more", keep)
 	}
+	// No ring holds 2^31 entries: a larger keep keeps them all.
+	keep = min(keep, math.MaxInt32)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	ml := j.merchants[merchantID]
-	if ml == nil || (ml.bound == keep && len(ml.ring) <= keep) {
+	if ml == nil || (int(ml.bound) == keep && len(ml.ring) <= keep) {
 		return nil
 	}
 	if len(ml.ring) <= keep && ml.next == 0 {
-		ml.bound = keep // in order already, and within the bound
+		ml.bound = int32(keep) // in order already, and within the bound
 		return nil
 	}
 	n := min(len(ml.ring), keep)
@@ -168,7 +177,7 @@ func (j *Journal) TrimRequests(_ context.Context, merchantID string, keep int) e
 	for i := range n {
 		ring[n-1-i] = ml.newest(i)
 	}
-	ml.ring, ml.next, ml.bound = ring, 0, keep
+	ml.ring, ml.next, ml.bound = ring, 0, int32(keep)
 	return nil
 }
 
