@@ -6,6 +6,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -18,10 +19,13 @@ var _ paymock.MerchantStore = (*Merchants)(nil)
 // Merchants keeps the merchant registry's run-time records in this
 // process. Every method answers from maps under one lock; Key, asked on
 // every request with a run-time key, allocates nothing. An idle open-mode
-// merchant costs one key record here (96 bytes and its id and masked
-// strings) and two map slots; the registry's own entry is the rest.
+// merchant costs one key record here (80 bytes and one string of its id
+// and masked form) and one map slot; the registry's own entry is the rest.
 type Merchants struct {
-	mu       sync.RWMutex
+	mu sync.RWMutex
+	// byDigest finds every key but the open-mode tokens stored under the
+	// merchant id their digest gives (paymock.OpenMerchantID): those are
+	// found by that id in open, which spares a map slot per merchant.
 	byDigest map[[32]byte]*storedKey
 	// open finds an open-mode merchant's token by the merchant's id.
 	open map[string]*storedKey
@@ -43,13 +47,17 @@ func NewMerchants() *Merchants {
 // merchant is one of these.
 type storedKey struct {
 	digest     [32]byte
-	id         string
 	merchantID string
-	masked     string
-	created    int64 // Unix ns
-	source     uint8 // index in sources
-	revoked    bool
+	// idMasked is the key's id then its masked form, in one allocation:
+	// the first idLen bytes are the id.
+	idMasked string
+	created  int64 // Unix ns
+	idLen    uint32
+	source   uint8 // index in sources
+	revoked  bool
 }
+
+func (k *storedKey) id() string { return k.idMasked[:k.idLen] }
 
 var sources = [...]paymock.KeySource{paymock.KeyCreated, paymock.KeyOpen, paymock.KeyFromConfig}
 
@@ -61,7 +69,7 @@ func sourceIndex(s paymock.KeySource) (uint8, error) {
 }
 
 func (k *storedKey) stored() paymock.StoredKey {
-	return paymock.StoredKey{Digest: k.digest, ID: k.id, MerchantID: k.merchantID, Masked: k.masked,
+	return paymock.StoredKey{Digest: k.digest, ID: k.id(), MerchantID: k.merchantID, Masked: k.idMasked[k.idLen:],
 		Source: sources[k.source], Created: time.Unix(0, k.created).UTC(), Revoked: k.revoked}
 }
 
@@ -84,11 +92,33 @@ func (m *Merchants) recordsLocked(merchantID string) *merchantRecords {
 	return r
 }
 
+// keyLocked finds the key of a digest, in byDigest or under the merchant
+// id the digest gives. It allocates nothing.
+func (m *Merchants) keyLocked(digest [32]byte) *storedKey {
+	if k := m.byDigest[digest]; k != nil {
+		return k
+	}
+	var buf [len("key_") + 32]byte
+	for _, long := range [...]bool{false, true} {
+		if k := m.open[string(paymock.AppendOpenMerchantID(buf[:0], digest, long))]; k != nil && k.digest == digest {
+			return k
+		}
+	}
+	return nil
+}
+
+// derivedID reports whether merchantID is one the digest gives.
+func derivedID(digest [32]byte, merchantID string) bool {
+	var buf [len("key_") + 32]byte
+	return string(paymock.AppendOpenMerchantID(buf[:0], digest, false)) == merchantID ||
+		string(paymock.AppendOpenMerchantID(buf[:0], digest, true)) == merchantID
+}
+
 // Key implements paymock.KeyStore.
 func (m *Merchants) Key(_ context.Context, digest [32]byte) (paymock.StoredKey, bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	k := m.byDigest[digest]
+	k := m.keyLocked(digest)
 	if k == nil {
 		return paymock.StoredKey{}, false, nil
 	}
@@ -132,23 +162,29 @@ func (m *Merchants) AddKey(_ context.Context, k paymock.StoredKey, limit int) er
 			return fmt.Errorf("add api key for %s: %w", k.MerchantID, paymock.ErrLimitReached)
 		}
 	}
-	taken := m.byDigest[k.Digest] != nil
-	if o := m.open[k.MerchantID]; o != nil && (o.id == k.ID || k.Source == paymock.KeyOpen) {
+	taken := m.keyLocked(k.Digest) != nil
+	if o := m.open[k.MerchantID]; o != nil && (o.id() == k.ID || k.Source == paymock.KeyOpen) {
 		taken = true
 	}
-	if recs != nil && slices.ContainsFunc(recs.keys, func(x *storedKey) bool { return x.id == k.ID }) {
+	if recs != nil && slices.ContainsFunc(recs.keys, func(x *storedKey) bool { return x.id() == k.ID }) {
 		taken = true
 	}
 	if taken {
 		return fmt.Errorf("add api key %s for %s: %w", k.ID, k.MerchantID, paymock.ErrDuplicate)
 	}
-	s := &storedKey{digest: k.Digest, id: k.ID, merchantID: k.MerchantID, masked: k.Masked,
+	if uint64(len(k.ID)) > math.MaxUint32 {
+		return fmt.Errorf("add api key for %s: an id of %d bytes: want fewer than 2^32", k.MerchantID, len(k.ID))
+	}
+	s := &storedKey{digest: k.Digest, merchantID: k.MerchantID, idMasked: k.ID + k.Masked, idLen: uint32(len(k.ID)),
 		created: k.Created.UnixNano(), source: src, revoked: k.Revoked}
-	m.byDigest[k.Digest] = s
 	if k.Source == paymock.KeyOpen {
 		m.open[k.MerchantID] = s
+		if !derivedID(k.Digest, k.MerchantID) {
+			m.byDigest[k.Digest] = s
+		}
 		return nil
 	}
+	m.byDigest[k.Digest] = s
 	recs = m.recordsLocked(k.MerchantID)
 	recs.keys = append(recs.keys, s)
 	if s.revoked && k.Source == paymock.KeyCreated {
@@ -180,11 +216,11 @@ func (m *Merchants) RevokeKey(_ context.Context, merchantID, keyID string, keep 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	recs := m.of[merchantID]
-	if o := m.open[merchantID]; o != nil && o.id == keyID && !o.revoked {
+	if o := m.open[merchantID]; o != nil && o.id() == keyID && !o.revoked {
 		o.revoked = true
 	} else if recs == nil {
 		return false, nil
-	} else if i := slices.IndexFunc(recs.keys, func(k *storedKey) bool { return k.id == keyID && !k.revoked }); i >= 0 {
+	} else if i := slices.IndexFunc(recs.keys, func(k *storedKey) bool { return k.id() == keyID && !k.revoked }); i >= 0 {
 		k := recs.keys[i]
 		k.revoked = true
 		if sources[k.source] == paymock.KeyCreated {
@@ -222,6 +258,11 @@ func (m *Merchants) RevokedDigests(_ context.Context, source paymock.KeySource) 
 	for d, k := range m.byDigest {
 		if k.revoked && k.source == src {
 			out = append(out, d)
+		}
+	}
+	for _, k := range m.open {
+		if k.revoked && k.source == src && m.byDigest[k.digest] != k {
+			out = append(out, k.digest)
 		}
 	}
 	return out, nil
@@ -296,7 +337,9 @@ func (m *Merchants) ReleaseMerchant(_ context.Context, merchantID string) error 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if o := m.open[merchantID]; o != nil {
-		delete(m.byDigest, o.digest)
+		if m.byDigest[o.digest] == o {
+			delete(m.byDigest, o.digest)
+		}
 		delete(m.open, merchantID)
 	}
 	if recs := m.of[merchantID]; recs != nil {

@@ -11,7 +11,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -492,7 +491,8 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 
 	k := paymock.StoredKey{Digest: h, ID: tokenID(h), Masked: paymock.MaskKey(key), Source: paymock.KeyOpen, Created: stamp(r.now())}
 	// Two tokens whose digests share 48 bits get the longer id.
-	for _, id := range []string{"key_" + hex.EncodeToString(h[:6]), "key_" + hex.EncodeToString(h[:16])} {
+	for _, long := range [...]bool{false, true} {
+		id := paymock.OpenMerchantID(h, long)
 		k.MerchantID = id
 		err := r.store.AddKey(ctx, k, -1)
 		if err == nil {
