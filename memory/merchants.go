@@ -19,8 +19,9 @@ var _ paymock.MerchantStore = (*Merchants)(nil)
 // Merchants keeps the merchant registry's run-time records in this
 // process. Every method answers from maps under one lock; Key, asked on
 // every request with a run-time key, allocates nothing. An idle open-mode
-// merchant costs one key record here (80 bytes and one string of its id
-// and masked form) and one map slot; the registry's own entry is the rest.
+// merchant costs one key record here (64 bytes and one string of its id,
+// its key's id and masked form) and one map slot; the registry's own entry
+// is the rest.
 type Merchants struct {
 	mu sync.RWMutex
 	// byDigest finds every key but the open-mode tokens stored under the
@@ -46,18 +47,22 @@ func NewMerchants() *Merchants {
 // storedKey is a paymock.StoredKey kept compactly: one idle open-mode
 // merchant is one of these.
 type storedKey struct {
-	digest     [32]byte
-	merchantID string
-	// idMasked is the key's id then its masked form, in one allocation:
-	// the first idLen bytes are the id.
-	idMasked string
-	created  int64 // Unix ns
-	idLen    uint32
-	source   uint8 // index in sources
-	revoked  bool
+	digest [32]byte
+	// strs is the merchant's id, the key's id and its masked form in one
+	// allocation, split at mLen and mLen+idLen. The maps' keys are pieces
+	// of it too, and Key hands out its merchant id for the registry to
+	// keep: an open-mode merchant's id is allocated once.
+	strs    string
+	created int64 // Unix ns
+	mLen    uint16
+	idLen   uint16
+	source  uint8 // index in sources
+	revoked bool
 }
 
-func (k *storedKey) id() string { return k.idMasked[:k.idLen] }
+func (k *storedKey) merchantID() string { return k.strs[:k.mLen] }
+func (k *storedKey) id() string         { return k.strs[k.mLen : k.mLen+k.idLen] }
+func (k *storedKey) masked() string     { return k.strs[k.mLen+k.idLen:] }
 
 var sources = [...]paymock.KeySource{paymock.KeyCreated, paymock.KeyOpen, paymock.KeyFromConfig}
 
@@ -69,7 +74,7 @@ func sourceIndex(s paymock.KeySource) (uint8, error) {
 }
 
 func (k *storedKey) stored() paymock.StoredKey {
-	return paymock.StoredKey{Digest: k.digest, ID: k.id(), MerchantID: k.merchantID, Masked: k.idMasked[k.idLen:],
+	return paymock.StoredKey{Digest: k.digest, ID: k.id(), MerchantID: k.merchantID(), Masked: k.masked(),
 		Source: sources[k.source], Created: time.Unix(0, k.created).UTC(), Revoked: k.revoked}
 }
 
@@ -172,20 +177,21 @@ func (m *Merchants) AddKey(_ context.Context, k paymock.StoredKey, limit int) er
 	if taken {
 		return fmt.Errorf("add api key %s for %s: %w", k.ID, k.MerchantID, paymock.ErrDuplicate)
 	}
-	if uint64(len(k.ID)) > math.MaxUint32 {
-		return fmt.Errorf("add api key for %s: an id of %d bytes: want fewer than 2^32", k.MerchantID, len(k.ID))
+	if len(k.MerchantID) > math.MaxUint16 || len(k.ID) > math.MaxUint16 {
+		return fmt.Errorf("add api key: a merchant id of %d bytes and a key id of %d: want at most %d each",
+			len(k.MerchantID), len(k.ID), math.MaxUint16)
 	}
-	s := &storedKey{digest: k.Digest, merchantID: k.MerchantID, idMasked: k.ID + k.Masked, idLen: uint32(len(k.ID)),
-		created: k.Created.UnixNano(), source: src, revoked: k.Revoked}
+	s := &storedKey{digest: k.Digest, strs: k.MerchantID + k.ID + k.Masked, mLen: uint16(len(k.MerchantID)),
+		idLen: uint16(len(k.ID)), created: k.Created.UnixNano(), source: src, revoked: k.Revoked}
 	if k.Source == paymock.KeyOpen {
-		m.open[k.MerchantID] = s
+		m.open[s.merchantID()] = s
 		if !derivedID(k.Digest, k.MerchantID) {
 			m.byDigest[k.Digest] = s
 		}
 		return nil
 	}
 	m.byDigest[k.Digest] = s
-	recs = m.recordsLocked(k.MerchantID)
+	recs = m.recordsLocked(s.merchantID())
 	recs.keys = append(recs.keys, s)
 	if s.revoked && k.Source == paymock.KeyCreated {
 		recs.revoked = append(recs.revoked, s)

@@ -484,6 +484,12 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 		k.MerchantID = id
 		err := r.store.AddKey(ctx, k, -1)
 		if err == nil {
+			// Held under the store's copy of the id when it gives one: an
+			// in-process store keeps the id anyway, so the merchant's id
+			// is then allocated once.
+			if got, found, err := r.store.Key(ctx, h); err == nil && found && got.MerchantID == id {
+				id = got.MerchantID
+			}
 			r.mu.Lock()
 			r.reserved--
 			e := r.byID[id]
