@@ -16,9 +16,10 @@ import (
 // newest requests, bounded by the last trim, and counts of every counted
 // request ever appended, which outlive the ring. Most merchants of an
 // open-mode sandbox make a call or two and go idle, so everything starts
-// small: the ring grows to the journal's size as requests come, each entry
-// is one string in the encoding of appendEntry (no pointers for the
-// collector to follow), and the counts are one short slice. It is safe for
+// small: a merchant's first entry and count are held in its record, the
+// ring grows to the journal's size as more requests come, each entry is
+// one string in the encoding of appendEntry (no pointers for the collector
+// to follow), and the counts are one short slice. It is safe for
 // concurrent use.
 type Journal struct {
 	mu        sync.Mutex
