@@ -48,11 +48,6 @@ type Merchant struct {
 	PCIApproved bool              `yaml:"pci_approved"`
 	Accounts    []Account         `yaml:"accounts"`
 	Webhooks    []WebhookEndpoint `yaml:"webhooks"`
-	// IDSeed is what the merchant's seeded ids are drawn from besides the
-	// seed (MerchantIDs): the SHA-256 of a key only the merchant holds,
-	// its first configured key or its open-mode token. Set by the
-	// registry; never shown.
-	IDSeed [32]byte `yaml:"-" json:"-"`
 }
 
 // maxMerchantName keeps names short enough for a log line and a page

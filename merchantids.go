@@ -24,19 +24,22 @@ type Sequences interface {
 
 // MerchantIDs makes the ids of what merchants own. Unseeded, every id comes
 // from crypto/rand. Seeded, a merchant's n-th id is derived from the seed,
-// its IDSeed (a digest of a key only the merchant holds) and n: the same
+// the SHA-256 of a key only the merchant holds (its first configured key,
+// or its open-mode token, whose digest is read from the store) and n: the same
 // run gives the merchant the same ids whatever other merchants do, and a
 // merchant who knows the seed and its own ids still cannot compute
 // another's, so another merchant's hosted pages stay out of its reach.
 type MerchantIDs struct {
-	seed *uint64
-	seq  Sequences
+	seed   *uint64
+	seq    Sequences
+	tokens KeyStore
 }
 
 // NewMerchantIDs returns the generator of a run: seeded when seed is not
-// nil, numbering each merchant's ids with seq (not used unseeded).
-func NewMerchantIDs(seed *uint64, seq Sequences) *MerchantIDs {
-	return &MerchantIDs{seed: seed, seq: seq}
+// nil, numbering each merchant's ids with seq and finding an open-mode
+// merchant's token in tokens (neither is used unseeded).
+func NewMerchantIDs(seed *uint64, seq Sequences, tokens KeyStore) *MerchantIDs {
+	return &MerchantIDs{seed: seed, seq: seq, tokens: tokens}
 }
 
 // New returns prefix + "_" + IDLength base62 characters for merchant m.
@@ -56,11 +59,36 @@ func (g *MerchantIDs) Draw(ctx context.Context, m *Merchant) (IDDraw, error) {
 	if g.seed == nil {
 		return IDDraw{}, nil
 	}
+	idSeed, err := g.idSeed(ctx, m)
+	if err != nil {
+		return IDDraw{}, err
+	}
 	n, err := g.seq.Next(ctx, m.ID)
 	if err != nil {
 		return IDDraw{}, fmt.Errorf("numbering an id: %w", err)
 	}
-	return IDDraw{key: streamKey(*g.seed, m.IDSeed, n), seeded: true}, nil
+	return IDDraw{key: streamKey(*g.seed, idSeed, n), seeded: true}, nil
+}
+
+// idSeed is the digest of a key only m holds: its first configured key,
+// or (an open-mode merchant has none) its token as the store keeps it.
+// Read when drawn rather than held with the merchant, so that an unseeded
+// run's idle merchants do not carry it.
+func (g *MerchantIDs) idSeed(ctx context.Context, m *Merchant) ([32]byte, error) {
+	if len(m.APIKeys) > 0 {
+		return sha256.Sum256([]byte(m.APIKeys[0])), nil
+	}
+	if g.tokens == nil {
+		return [32]byte{}, fmt.Errorf("merchant %s has no key to draw seeded ids from (NewMerchantIDs has no token store)", m.ID)
+	}
+	k, found, err := g.tokens.OpenKey(ctx, m.ID)
+	if err != nil {
+		return [32]byte{}, fmt.Errorf("reading the token ids are drawn from: %w", err)
+	}
+	if !found {
+		return [32]byte{}, fmt.Errorf("merchant %s has no key to draw seeded ids from: %w", m.ID, ErrNotFound)
+	}
+	return k.Digest, nil
 }
 
 // IDDraw is one number of a merchant's sequence: the ids made of it differ

@@ -23,9 +23,7 @@ func (brokenSequences) Next(context.Context, string) (uint64, error) {
 }
 
 func merchantWith(id, key string) *Merchant {
-	m := &Merchant{ID: id}
-	copy(m.IDSeed[:], key)
-	return m
+	return &Merchant{ID: id, APIKeys: []string{key}}
 }
 
 func payments(t *testing.T, g *MerchantIDs, m *Merchant, n int) []string {
@@ -47,9 +45,9 @@ func payments(t *testing.T, g *MerchantIDs, m *Merchant, n int) []string {
 func TestMerchantIDs_SeededAMerchantsIDsDoNotDependOnOthers(t *testing.T) {
 	seed := uint64(42)
 	a, b := merchantWith("a", "key of a"), merchantWith("b", "key of b")
-	alone := payments(t, NewMerchantIDs(&seed, counters{}), a, 20)
+	alone := payments(t, NewMerchantIDs(&seed, counters{}, nil), a, 20)
 
-	g := NewMerchantIDs(&seed, counters{})
+	g := NewMerchantIDs(&seed, counters{}, nil)
 	var mixed []string
 	for range 20 {
 		payments(t, g, b, 3)
@@ -64,15 +62,15 @@ func TestMerchantIDs_SeededOthersCannotBeComputedFromTheSeedAndTheirID(t *testin
 	seed := uint64(42)
 	// Same merchant id, same seed, same position: only the key differs,
 	// which is what another merchant does not hold.
-	x := payments(t, NewMerchantIDs(&seed, counters{}), merchantWith("m", "the real key"), 50)
-	y := payments(t, NewMerchantIDs(&seed, counters{}), merchantWith("m", "a guessed key"), 50)
+	x := payments(t, NewMerchantIDs(&seed, counters{}, nil), merchantWith("m", "the real key"), 50)
+	y := payments(t, NewMerchantIDs(&seed, counters{}, nil), merchantWith("m", "a guessed key"), 50)
 	for i := range x {
 		if slices.Contains(y, x[i]) {
 			t.Fatalf("id %s drawn with another key", x[i])
 		}
 	}
 	other := uint64(43)
-	z := payments(t, NewMerchantIDs(&other, counters{}), merchantWith("m", "the real key"), 50)
+	z := payments(t, NewMerchantIDs(&other, counters{}, nil), merchantWith("m", "the real key"), 50)
 	if slices.Equal(x, z) {
 		t.Error("another seed drew the same ids")
 	}
@@ -80,7 +78,7 @@ func TestMerchantIDs_SeededOthersCannotBeComputedFromTheSeedAndTheirID(t *testin
 
 func TestMerchantIDs_OneDrawMakesDistinctIDsPerPrefix(t *testing.T) {
 	seed := uint64(1)
-	for _, g := range []*MerchantIDs{NewMerchantIDs(&seed, counters{}), NewMerchantIDs(nil, nil)} {
+	for _, g := range []*MerchantIDs{NewMerchantIDs(&seed, counters{}, nil), NewMerchantIDs(nil, nil, nil)} {
 		d, err := g.Draw(t.Context(), merchantWith("m", "k"))
 		if err != nil {
 			t.Fatal(err)
@@ -93,7 +91,7 @@ func TestMerchantIDs_OneDrawMakesDistinctIDsPerPrefix(t *testing.T) {
 }
 
 func TestMerchantIDs_UnseededAreDistinctAndNeedNoSequence(t *testing.T) {
-	g := NewMerchantIDs(nil, brokenSequences{})
+	g := NewMerchantIDs(nil, brokenSequences{}, nil)
 	ids := payments(t, g, merchantWith("m", "k"), 1000)
 	seen := make(map[string]bool)
 	for _, id := range ids {
@@ -106,8 +104,21 @@ func TestMerchantIDs_UnseededAreDistinctAndNeedNoSequence(t *testing.T) {
 
 func TestMerchantIDs_SeededFailsWhenTheSequenceCannotBeRead(t *testing.T) {
 	seed := uint64(1)
-	_, err := NewMerchantIDs(&seed, brokenSequences{}).New(t.Context(), merchantWith("m", "k"), "pay")
+	_, err := NewMerchantIDs(&seed, brokenSequences{}, nil).New(t.Context(), merchantWith("m", "k"), "pay")
 	if !errors.Is(err, ErrUnavailable) {
 		t.Errorf("err = %v, want one wrapping ErrUnavailable", err)
+	}
+}
+
+// An open-mode merchant has no configured key: its ids are drawn from its
+// token, which only the token store knows.
+func TestMerchantIDs_SeededOpenMerchantNeedsItsToken(t *testing.T) {
+	seed := uint64(1)
+	open := &Merchant{ID: "key_0123456789ab"}
+	if _, err := NewMerchantIDs(&seed, counters{}, nil).New(t.Context(), open, "pay"); err == nil {
+		t.Error("drew a seeded id for an open-mode merchant with no token store")
+	}
+	if id, err := NewMerchantIDs(nil, nil, nil).New(t.Context(), open, "pay"); err != nil || idPattern.FindStringSubmatch(id) == nil {
+		t.Errorf("unseeded: %q, %v", id, err)
 	}
 }

@@ -6,6 +6,7 @@ package paymock
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"time"
 )
@@ -27,6 +28,25 @@ type StoredKey struct {
 	Created time.Time
 	// Revoked keys are found by Key, never listed by Keys.
 	Revoked bool
+}
+
+// OpenMerchantID is the id of the open-mode merchant a token makes, derived
+// from the token's digest so that every replica gives it the same: "key_"
+// and the hex of the digest's first 6 bytes or, when another token's
+// merchant has that id already, of its first 16 (long). A store may find
+// an open-mode token by it rather than index its digest as well.
+func OpenMerchantID(digest [32]byte, long bool) string {
+	return string(AppendOpenMerchantID(nil, digest, long))
+}
+
+// AppendOpenMerchantID appends OpenMerchantID(digest, long) to dst: a
+// store's lookup by it, into a buffer on the stack, allocates nothing.
+func AppendOpenMerchantID(dst []byte, digest [32]byte, long bool) []byte {
+	n := 6
+	if long {
+		n = 16
+	}
+	return hex.AppendEncode(append(dst, "key_"...), digest[:n])
 }
 
 // StoredEndpoint is a webhook endpoint added at run time, as a store keeps

@@ -6,6 +6,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/paymock/paymock"
@@ -15,9 +16,10 @@ import (
 // newest requests, bounded by the last trim, and counts of every counted
 // request ever appended, which outlive the ring. Most merchants of an
 // open-mode sandbox make a call or two and go idle, so everything starts
-// small: the ring grows to the journal's size as requests come, each entry
-// is one string in the encoding of appendEntry (no pointers for the
-// collector to follow), and the counts are one short slice. It is safe for
+// small: a merchant's first entry and count are held in its record, the
+// ring grows to the journal's size as more requests come, each entry is
+// one string in the encoding of appendEntry (no pointers for the collector
+// to follow), and the counts are one short slice. It is safe for
 // concurrent use.
 type Journal struct {
 	mu        sync.Mutex
@@ -37,11 +39,24 @@ func NewJournal() *Journal {
 	return &Journal{merchants: make(map[string]*merchantLog), names: []string{""}, nameNum: map[string]uint32{"": 0}}
 }
 
-// merchantLog is one merchant's ring of recent requests and its counts.
+// merchantLog is one merchant's recent requests and counts. Most merchants
+// of an open-mode sandbox make one call and go idle: their one entry and
+// one count are held here, in 48 bytes, and a ringLog takes over from the
+// second entry, the second kind of call or the first violation on.
 type merchantLog struct {
-	ring  []string
-	next  int // where the next entry goes once the ring is full
-	bound int // the ring's size from the last trim; -1 before the first
+	first     string    // the one entry while big is nil; "" for none
+	firstCall callCount // the one count while big is nil; calls 0 for none
+	bound     int32     // the bound while big is nil (see ringLog)
+	big       *ringLog
+}
+
+// ringLog is a merchant's ring of recent requests and its counts.
+type ringLog struct {
+	ring []string
+	// next and bound are int32, as a ring never holds more than a trim's
+	// keep of entries.
+	next  int32 // where the next entry goes once the ring is full
+	bound int32 // the ring's size from the last trim; -1 before the first
 	calls []callCount
 	// violations counts, per operation, the violations of violating
 	// calls; nil until a call is refused.
@@ -49,14 +64,14 @@ type merchantLog struct {
 }
 
 // callCount counts the counted calls that share an operation, a status
-// (an HTTP status, or 0 for a reset connection: int32 holds them all) and
-// whether they were violating and injected.
+// (an HTTP status, or 0 for a reset connection: int16 holds them all) and
+// whether they were violating and injected, in 16 bytes.
 type callCount struct {
+	calls     int
 	op        uint32 // in the journal's names
-	status    int32
+	status    int16
 	violating bool
 	injected  bool
-	calls     int
 }
 
 type opViolation struct {
@@ -73,6 +88,87 @@ func (j *Journal) merchantLocked(id string) *merchantLog {
 	return ml
 }
 
+// grow moves the merchant's entry and count to a ringLog, which holds
+// them from now on.
+func (ml *merchantLog) grow() *ringLog {
+	if ml.big != nil {
+		return ml.big
+	}
+	ml.big = &ringLog{bound: ml.bound}
+	if ml.first != "" {
+		ml.big.ring = []string{ml.first}
+	}
+	if ml.firstCall.calls > 0 {
+		ml.big.calls = []callCount{ml.firstCall}
+	}
+	ml.first, ml.firstCall = "", callCount{}
+	return ml.big
+}
+
+// push adds an entry as the newest, over the oldest once the ring holds
+// its bound.
+func (ml *merchantLog) push(enc string) {
+	if ml.big == nil {
+		if ml.bound == 0 {
+			return
+		}
+		if ml.first == "" { // an encoded entry is never empty
+			ml.first = enc
+			return
+		}
+	}
+	ml.grow().push(enc)
+}
+
+// count returns the counter of calls alike, adding it on their first.
+func (ml *merchantLog) count(op uint32, status int, violating, injected bool) *callCount {
+	if ml.big == nil {
+		c := &ml.firstCall
+		if c.calls == 0 {
+			*c = callCount{op: op, status: int16(status), violating: violating, injected: injected}
+			return c
+		}
+		if c.alike(op, status, violating, injected) {
+			return c
+		}
+	}
+	return ml.grow().count(op, status, violating, injected)
+}
+
+// entries is how many entries the merchant's ring holds.
+func (ml *merchantLog) entries() int {
+	if ml.big != nil {
+		return len(ml.big.ring)
+	}
+	if ml.first != "" {
+		return 1
+	}
+	return 0
+}
+
+// newest returns the i-th newest entry, from 0, of entries().
+func (ml *merchantLog) newest(i int) string {
+	if ml.big != nil {
+		return ml.big.newest(i)
+	}
+	return ml.first
+}
+
+// counts are the merchant's counters of calls.
+func (ml *merchantLog) counts() []callCount {
+	if ml.big != nil {
+		return ml.big.calls
+	}
+	if ml.firstCall.calls > 0 {
+		return []callCount{ml.firstCall}
+	}
+	return nil
+}
+
+func (c *callCount) alike(op uint32, status int, violating, injected bool) bool {
+	return c.op == op && int(c.status) == status && c.violating == violating && c.injected == injected
+}
+
 // nameLocked numbers an operation or variant; "" is 0.
 func (j *Journal) nameLocked(name string) uint32 {
 	n, ok := j.nameNum[name]
@@ -87,6 +183,9 @@ func (j *Journal) nameLocked(name string) uint32 {
 // AppendRequest implements paymock.JournalStore.
 func (j *Journal) AppendRequest(_ context.Context, merchantID string, r paymock.JournalRecord) error {
 	e := &r.Entry
+	if e.Status < math.MinInt16 || e.Status > math.MaxInt16 {
+		return fmt.Errorf("memory: append to the request journal: status %d: want an HTTP status, or 0 for a reset connection", e.Status)
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	op := j.nameLocked(e.Operation)
@@ -98,11 +197,12 @@ func (j *Journal) AppendRequest(_ context.Context, merchantID string, r paymock.
 	}
 	ml.count(op, e.Status, r.Violating, e.InjectedFault != "").calls++
 	if r.Violating && e.Operation != "" {
-		if ml.violations == nil {
-			ml.violations = make(map[opViolation]int)
+		big := ml.grow()
+		if big.violations == nil {
+			big.violations = make(map[opViolation]int)
 		}
 		for _, v := range e.Violations {
-			ml.violations[opViolation{op, v}]++
+			big.violations[opViolation{op, v}]++
 		}
 	}
 	return nil
@@ -110,40 +210,40 @@ func (j *Journal) AppendRequest(_ context.Context, merchantID string, r paymock.
 
 // push adds an entry as the newest, over the oldest once the ring holds
 // its bound.
-func (ml *merchantLog) push(enc string) {
+func (ml *ringLog) push(enc string) {
 	switch {
 	case ml.bound == 0:
-	case ml.bound < 0 || len(ml.ring) < ml.bound:
+	case ml.bound < 0 || len(ml.ring) < int(ml.bound):
 		if len(ml.ring) == cap(ml.ring) && ml.bound > 0 {
 			// Double, but never past the bound: append's own growth
 			// would overshoot it for good.
-			grown := make([]string, len(ml.ring), min(max(2*cap(ml.ring), 1), ml.bound))
+			grown := make([]string, len(ml.ring), min(max(2*cap(ml.ring), 1), int(ml.bound)))
 			copy(grown, ml.ring)
 			ml.ring = grown
 		}
 		ml.ring = append(ml.ring, enc)
 	default:
 		ml.ring[ml.next] = enc
-		ml.next = (ml.next + 1) % len(ml.ring)
+		ml.next = int32((int(ml.next) + 1) % len(ml.ring))
 	}
 }
 
 // count returns the counter of calls alike, adding it on their first. A
 // merchant meets a handful, so a scan beats a map.
-func (ml *merchantLog) count(op uint32, status int, violating, injected bool) *callCount {
+func (ml *ringLog) count(op uint32, status int, violating, injected bool) *callCount {
 	for i := range ml.calls {
-		if c := &ml.calls[i]; c.op == op && int(c.status) == status && c.violating == violating && c.injected == injected {
+		if c := &ml.calls[i]; c.alike(op, status, violating, injected) {
 			return c
 		}
 	}
-	ml.calls = append(ml.calls, callCount{op: op, status: int32(status), violating: violating, injected: injected})
+	ml.calls = append(ml.calls, callCount{op: op, status: int16(status), violating: violating, injected: injected})
 	return &ml.calls[len(ml.calls)-1]
 }
 
 // newest returns the i-th newest entry, from 0.
-func (ml *merchantLog) newest(i int) string {
+func (ml *ringLog) newest(i int) string {
 	n := len(ml.ring)
-	return ml.ring[(ml.next-1-i+2*n)%n]
+	return ml.ring[(int(ml.next)-1-i+2*n)%n]
 }
 
 // TrimRequests implements paymock.JournalStore. The counts were added as
@@ -153,14 +253,24 @@ func (j *Journal) TrimRequests(_ context.Context, merchantID string, keep int) e
 	if keep < 0 {
 		return fmt.Errorf("memory: trim the request journal to %d requests: want 0 or more", keep)
 	}
+	// No ring holds 2^31 entries: a larger keep keeps them all.
+	keep = min(keep, math.MaxInt32)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	ml := j.merchants[merchantID]
-	if ml == nil || (ml.bound == keep && len(ml.ring) <= keep) {
+	small := j.merchants[merchantID]
+	if small == nil {
+		return nil
+	}
+	if small.big == nil && (keep > 0 || small.first == "") {
+		small.bound = int32(keep) // its one entry, if any, is within it
+		return nil
+	}
+	ml := small.grow()
+	if int(ml.bound) == keep && len(ml.ring) <= keep {
 		return nil
 	}
 	if len(ml.ring) <= keep && ml.next == 0 {
-		ml.bound = keep // in order already, and within the bound
+		ml.bound = int32(keep) // in order already, and within the bound
 		return nil
 	}
 	n := min(len(ml.ring), keep)
@@ -168,7 +278,7 @@ func (j *Journal) TrimRequests(_ context.Context, merchantID string, keep int) e
 	for i := range n {
 		ring[n-1-i] = ml.newest(i)
 	}
-	ml.ring, ml.next, ml.bound = ring, 0, keep
+	ml.ring, ml.next, ml.bound = ring, 0, int32(keep)
 	return nil
 }
 
@@ -186,7 +296,7 @@ func (j *Journal) ListRequests(_ context.Context, merchantID string, q paymock.J
 		return out, 0, nil
 	}
 	total := 0
-	for i := range min(len(ml.ring), q.Keep) {
+	for i := range min(ml.entries(), q.Keep) {
 		e := decodeEntry(ml.newest(i), j.names)
 		if (q.Status != 0 && e.Status != q.Status) || (q.Violations && len(e.Violations) == 0) {
 			continue
@@ -208,11 +318,15 @@ func (j *Journal) CountRequests(_ context.Context, merchantID string) (paymock.J
 	if ml == nil {
 		return c, nil
 	}
-	for _, cc := range ml.calls {
+	for _, cc := range ml.counts() {
 		c.Calls = append(c.Calls, paymock.JournalCallCount{Operation: j.names[cc.op], Status: int(cc.status),
 			Violating: cc.violating, Injected: cc.injected, Calls: cc.calls})
 	}
-	for k, n := range ml.violations {
+	var violations map[opViolation]int
+	if ml.big != nil {
+		violations = ml.big.violations
+	}
+	for k, n := range violations {
 		c.Violations = append(c.Violations, paymock.JournalViolationCount{Operation: j.names[k.op], Violation: k.v, Calls: n})
 	}
 	return c, nil

@@ -6,6 +6,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -18,10 +19,14 @@ var _ paymock.MerchantStore = (*Merchants)(nil)
 // Merchants keeps the merchant registry's run-time records in this
 // process. Every method answers from maps under one lock; Key, asked on
 // every request with a run-time key, allocates nothing. An idle open-mode
-// merchant costs one key record here (96 bytes and its id and masked
-// strings) and two map slots; the registry's own entry is the rest.
+// merchant costs one key record here (64 bytes and one string of its id,
+// its key's id and masked form) and one map slot; the registry's own entry
+// is the rest.
 type Merchants struct {
-	mu       sync.RWMutex
+	mu sync.RWMutex
+	// byDigest finds every key but the open-mode tokens stored under the
+	// merchant id their digest gives (paymock.OpenMerchantID): those are
+	// found by that id in open, which spares a map slot per merchant.
 	byDigest map[[32]byte]*storedKey
 	// open finds an open-mode merchant's token by the merchant's id.
 	open map[string]*storedKey
@@ -42,14 +47,22 @@ func NewMerchants() *Merchants {
 // storedKey is a paymock.StoredKey kept compactly: one idle open-mode
 // merchant is one of these.
 type storedKey struct {
-	digest     [32]byte
-	id         string
-	merchantID string
-	masked     string
-	created    int64 // Unix ns
-	source     uint8 // index in sources
-	revoked    bool
+	digest [32]byte
+	// strs is the merchant's id, the key's id and its masked form in one
+	// allocation, split at mLen and mLen+idLen. The maps' keys are pieces
+	// of it too, and Key hands out its merchant id for the registry to
+	// keep: an open-mode merchant's id is allocated once.
+	strs    string
+	created int64 // Unix ns
+	mLen    uint16
+	idLen   uint16
+	source  uint8 // index in sources
+	revoked bool
 }
+
+func (k *storedKey) merchantID() string { return k.strs[:k.mLen] }
+func (k *storedKey) id() string         { return k.strs[k.mLen : k.mLen+k.idLen] }
+func (k *storedKey) masked() string     { return k.strs[k.mLen+k.idLen:] }
 
 var sources = [...]paymock.KeySource{paymock.KeyCreated, paymock.KeyOpen, paymock.KeyFromConfig}
 
@@ -61,7 +74,7 @@ func sourceIndex(s paymock.KeySource) (uint8, error) {
 }
 
 func (k *storedKey) stored() paymock.StoredKey {
-	return paymock.StoredKey{Digest: k.digest, ID: k.id, MerchantID: k.merchantID, Masked: k.masked,
+	return paymock.StoredKey{Digest: k.digest, ID: k.id(), MerchantID: k.merchantID(), Masked: k.masked(),
 		Source: sources[k.source], Created: time.Unix(0, k.created).UTC(), Revoked: k.revoked}
 }
 
@@ -84,11 +97,33 @@ func (m *Merchants) recordsLocked(merchantID string) *merchantRecords {
 	return r
 }
 
+// keyLocked finds the key of a digest, in byDigest or under the merchant
+// id the digest gives. It allocates nothing.
+func (m *Merchants) keyLocked(digest [32]byte) *storedKey {
+	if k := m.byDigest[digest]; k != nil {
+		return k
+	}
+	var buf [len("key_") + 32]byte
+	for _, long := range [...]bool{false, true} {
+		if k := m.open[string(paymock.AppendOpenMerchantID(buf[:0], digest, long))]; k != nil && k.digest == digest {
+			return k
+		}
+	}
+	return nil
+}
+
+// derivedID reports whether merchantID is one the digest gives.
+func derivedID(digest [32]byte, merchantID string) bool {
+	var buf [len("key_") + 32]byte
+	return string(paymock.AppendOpenMerchantID(buf[:0], digest, false)) == merchantID ||
+		string(paymock.AppendOpenMerchantID(buf[:0], digest, true)) == merchantID
+}
+
 // Key implements paymock.KeyStore.
 func (m *Merchants) Key(_ context.Context, digest [32]byte) (paymock.StoredKey, bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	k := m.byDigest[digest]
+	k := m.keyLocked(digest)
 	if k == nil {
 		return paymock.StoredKey{}, false, nil
 	}
@@ -132,24 +167,31 @@ func (m *Merchants) AddKey(_ context.Context, k paymock.StoredKey, limit int) er
 			return fmt.Errorf("add api key for %s: %w", k.MerchantID, paymock.ErrLimitReached)
 		}
 	}
-	taken := m.byDigest[k.Digest] != nil
-	if o := m.open[k.MerchantID]; o != nil && (o.id == k.ID || k.Source == paymock.KeyOpen) {
+	taken := m.keyLocked(k.Digest) != nil
+	if o := m.open[k.MerchantID]; o != nil && (o.id() == k.ID || k.Source == paymock.KeyOpen) {
 		taken = true
 	}
-	if recs != nil && slices.ContainsFunc(recs.keys, func(x *storedKey) bool { return x.id == k.ID }) {
+	if recs != nil && slices.ContainsFunc(recs.keys, func(x *storedKey) bool { return x.id() == k.ID }) {
 		taken = true
 	}
 	if taken {
 		return fmt.Errorf("add api key %s for %s: %w", k.ID, k.MerchantID, paymock.ErrDuplicate)
 	}
-	s := &storedKey{digest: k.Digest, id: k.ID, merchantID: k.MerchantID, masked: k.Masked,
-		created: k.Created.UnixNano(), source: src, revoked: k.Revoked}
-	m.byDigest[k.Digest] = s
+	if len(k.MerchantID) > math.MaxUint16 || len(k.ID) > math.MaxUint16 {
+		return fmt.Errorf("add api key: a merchant id of %d bytes and a key id of %d: want at most %d each",
+			len(k.MerchantID), len(k.ID), math.MaxUint16)
+	}
+	s := &storedKey{digest: k.Digest, strs: k.MerchantID + k.ID + k.Masked, mLen: uint16(len(k.MerchantID)),
+		idLen: uint16(len(k.ID)), created: k.Created.UnixNano(), source: src, revoked: k.Revoked}
 	if k.Source == paymock.KeyOpen {
-		m.open[k.MerchantID] = s
+		m.open[s.merchantID()] = s
+		if !derivedID(k.Digest, k.MerchantID) {
+			m.byDigest[k.Digest] = s
+		}
 		return nil
 	}
-	recs = m.recordsLocked(k.MerchantID)
+	m.byDigest[k.Digest] = s
+	recs = m.recordsLocked(s.merchantID())
 	recs.keys = append(recs.keys, s)
 	if s.revoked && k.Source == paymock.KeyCreated {
 		recs.revoked = append(recs.revoked, s)
@@ -180,11 +222,11 @@ func (m *Merchants) RevokeKey(_ context.Context, merchantID, keyID string, keep 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	recs := m.of[merchantID]
-	if o := m.open[merchantID]; o != nil && o.id == keyID && !o.revoked {
+	if o := m.open[merchantID]; o != nil && o.id() == keyID && !o.revoked {
 		o.revoked = true
 	} else if recs == nil {
 		return false, nil
-	} else if i := slices.IndexFunc(recs.keys, func(k *storedKey) bool { return k.id == keyID && !k.revoked }); i >= 0 {
+	} else if i := slices.IndexFunc(recs.keys, func(k *storedKey) bool { return k.id() == keyID && !k.revoked }); i >= 0 {
 		k := recs.keys[i]
 		k.revoked = true
 		if sources[k.source] == paymock.KeyCreated {
@@ -222,6 +264,11 @@ func (m *Merchants) RevokedDigests(_ context.Context, source paymock.KeySource) 
 	for d, k := range m.byDigest {
 		if k.revoked && k.source == src {
 			out = append(out, d)
+		}
+	}
+	for _, k := range m.open {
+		if k.revoked && k.source == src && m.byDigest[k.digest] != k {
+			out = append(out, k.digest)
 		}
 	}
 	return out, nil
@@ -296,7 +343,9 @@ func (m *Merchants) ReleaseMerchant(_ context.Context, merchantID string) error 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if o := m.open[merchantID]; o != nil {
-		delete(m.byDigest, o.digest)
+		if m.byDigest[o.digest] == o {
+			delete(m.byDigest, o.digest)
+		}
 		delete(m.open, merchantID)
 	}
 	if recs := m.of[merchantID]; recs != nil {

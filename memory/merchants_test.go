@@ -22,13 +22,22 @@ func TestMerchants_KeyAllocatesNothing(t *testing.T) {
 	ctx := t.Context()
 	s := memory.NewMerchants()
 	k := merchantstest.StoredKey("key_a", "sk_test_token", paymock.KeyOpen)
-	if err := s.AddKey(ctx, k, -1); err != nil {
-		t.Fatal(err)
+	// As the registry stores them: under the id of their digest.
+	derived := merchantstest.StoredKey("", "sk_test_derived", paymock.KeyOpen)
+	derived.MerchantID = paymock.OpenMerchantID(derived.Digest, false)
+	long := merchantstest.StoredKey("", "sk_test_long", paymock.KeyOpen)
+	long.MerchantID = paymock.OpenMerchantID(long.Digest, true)
+	for _, k := range []paymock.StoredKey{k, derived, long} {
+		if err := s.AddKey(ctx, k, -1); err != nil {
+			t.Fatal(err)
+		}
 	}
 	missing := sha256.Sum256([]byte("sk_test_nobody"))
 	if n := testing.AllocsPerRun(100, func() {
-		if got, found, err := s.Key(ctx, k.Digest); !found || err != nil || got.MerchantID != "key_a" {
-			t.Fatalf("Key = %+v, %v, %v", got, found, err)
+		for _, k := range []paymock.StoredKey{k, derived, long} {
+			if got, found, err := s.Key(ctx, k.Digest); !found || err != nil || got.MerchantID != k.MerchantID {
+				t.Fatalf("Key = %+v, %v, %v", got, found, err)
+			}
 		}
 		if _, found, _ := s.Key(ctx, missing); found {
 			t.Fatal("found a key never stored")

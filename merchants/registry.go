@@ -11,7 +11,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -194,7 +193,7 @@ func New(ctx context.Context, cfg Config) (*Registry, error) {
 		r.now = time.Now
 	}
 	if r.ids == nil {
-		r.ids = paymock.NewMerchantIDs(nil, nil)
+		r.ids = paymock.NewMerchantIDs(nil, nil, nil)
 	}
 	if r.maxMerchants == 0 {
 		r.maxMerchants = DefaultMaxMerchants
@@ -264,9 +263,6 @@ func (r *Registry) configure(cfg Config) (map[[32]byte]*keyRecord, error) {
 
 		e := &entry{Merchant: m}
 		e.ID = m.Name
-		if len(m.APIKeys) > 0 {
-			e.IDSeed = sha256.Sum256([]byte(m.APIKeys[0]))
-		}
 		e.APIKeys = append([]string(nil), m.APIKeys...)
 		e.Accounts = append([]paymock.Account(nil), m.Accounts...)
 		e.Webhooks = append([]paymock.WebhookEndpoint(nil), m.Webhooks...)
@@ -383,13 +379,13 @@ func (r *Registry) entryOf(ctx context.Context, merchantID string) (*entry, erro
 	if !r.open {
 		return nil, fmt.Errorf("no such merchant: %w", paymock.ErrNotFound)
 	}
-	k, found, err := r.store.OpenKey(ctx, merchantID)
+	_, found, err := r.store.OpenKey(ctx, merchantID)
 	if err != nil {
 		return nil, err
 	} else if !found {
 		return nil, fmt.Errorf("no such merchant: %w", paymock.ErrNotFound)
 	}
-	return r.hold(ctx, merchantID, &k.Digest)
+	return r.hold(merchantID), nil
 }
 
 // Authenticate returns the merchant a key belongs to and records the use.
@@ -433,7 +429,7 @@ func (r *Registry) runTimeKey(ctx context.Context, h [32]byte, key string) (*ent
 	case found && k.Revoked:
 		return nil, paymock.ErrUnknownKey
 	case found && r.open:
-		return r.hold(ctx, k.MerchantID, tokenOf(k))
+		return r.hold(k.MerchantID), nil
 	case found:
 		r.mu.RLock()
 		e := r.byID[k.MerchantID]
@@ -446,15 +442,6 @@ func (r *Registry) runTimeKey(ctx context.Context, h [32]byte, key string) (*ent
 		return nil, paymock.ErrUnknownKey
 	}
 	return r.addOpen(ctx, h, key)
-}
-
-// tokenOf is the digest of a merchant's open-mode token when k is that
-// token, nil when it is another of the merchant's keys.
-func tokenOf(k paymock.StoredKey) *[32]byte {
-	if k.Source != paymock.KeyOpen {
-		return nil
-	}
-	return &k.Digest
 }
 
 // limitError is the refusal of a new open-mode merchant past the cap.
@@ -492,15 +479,22 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 
 	k := paymock.StoredKey{Digest: h, ID: tokenID(h), Masked: paymock.MaskKey(key), Source: paymock.KeyOpen, Created: stamp(r.now())}
 	// Two tokens whose digests share 48 bits get the longer id.
-	for _, id := range []string{"key_" + hex.EncodeToString(h[:6]), "key_" + hex.EncodeToString(h[:16])} {
+	for _, long := range [...]bool{false, true} {
+		id := paymock.OpenMerchantID(h, long)
 		k.MerchantID = id
 		err := r.store.AddKey(ctx, k, -1)
 		if err == nil {
+			// Held under the store's copy of the id when it gives one: an
+			// in-process store keeps the id anyway, so the merchant's id
+			// is then allocated once.
+			if got, found, err := r.store.Key(ctx, h); err == nil && found && got.MerchantID == id {
+				id = got.MerchantID
+			}
 			r.mu.Lock()
 			r.reserved--
 			e := r.byID[id]
 			if e == nil { // not held again meanwhile by a racing request
-				e = r.newOpen(id, h)
+				e = r.newOpen(id)
 				r.byID[id] = e
 			}
 			r.mu.Unlock()
@@ -522,7 +516,7 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 			if got.Revoked {
 				return nil, paymock.ErrUnknownKey
 			}
-			return r.hold(ctx, got.MerchantID, tokenOf(got))
+			return r.hold(got.MerchantID), nil
 		}
 	}
 	release()
@@ -537,11 +531,13 @@ func (r *Registry) addOpen(ctx context.Context, h [32]byte, key string) (*entry,
 // weak token again by dictionary.
 const OpenMerchantName = "Sandbox merchant"
 
-// newOpen is the entry of an open-mode merchant: everything but its id and
-// its ids' seed (the digest of its token) is shared by all of them.
-func (r *Registry) newOpen(id string, token [32]byte) *entry {
+// newOpen is the entry of an open-mode merchant: everything but its id is
+// shared by all of them. Its ids' seed is the digest of its token, which
+// paymock.MerchantIDs reads from the store in a seeded run only, so that
+// an unseeded run keeps no 32 bytes per merchant for it.
+func (r *Registry) newOpen(id string) *entry {
 	e := &entry{}
-	e.ID, e.Name, e.IDSeed = id, OpenMerchantName, token
+	e.ID, e.Name = id, OpenMerchantName
 	e.PCIApproved = true
 	e.Accounts = r.sandboxAccts
 	e.lastUsed.Store(r.now().UnixNano())
@@ -551,36 +547,24 @@ func (r *Registry) newOpen(id string, token [32]byte) *entry {
 // hold returns the entry of an open-mode merchant the store knows, held
 // from now on unless the registry already holds its cap of them: then the
 // entry is served for this request only. The cap bounds what this process
-// keeps; it never refuses a merchant the store knows. token is the digest
-// of the merchant's open-mode token when the caller has it; otherwise the
-// store is asked for it, once, when the merchant is not held yet.
-func (r *Registry) hold(ctx context.Context, id string, token *[32]byte) (*entry, error) {
+// keeps; it never refuses a merchant the store knows.
+func (r *Registry) hold(id string) *entry {
 	r.mu.RLock()
 	e := r.byID[id]
 	r.mu.RUnlock()
 	if e != nil {
-		return e, nil
-	}
-	if token == nil {
-		k, found, err := r.store.OpenKey(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("authenticate: %w", err)
-		}
-		if !found {
-			return nil, fmt.Errorf("no such merchant: %w", paymock.ErrNotFound)
-		}
-		token = &k.Digest
+		return e
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.byID[id]; e != nil {
-		return e, nil
+		return e
 	}
-	e = r.newOpen(id, *token)
+	e = r.newOpen(id)
 	if r.maxMerchants < 0 || len(r.byID)+r.reserved < r.maxMerchants {
 		r.byID[id] = e
 	}
-	return e, nil
+	return e
 }
 
 // Forget drops the open-mode merchants that have had no request for idle

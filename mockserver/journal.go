@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -33,15 +34,27 @@ type merchantJournal struct {
 	injected  int
 }
 
+// trimSlots is how many counters of appends the merchants share (32 KiB).
+const trimSlots = 2048
+
+// trimSlot counts the appends of the merchant that used it last.
+type trimSlot struct {
+	owner uint64 // a hash of the merchant's id, never 0; 0 when unused
+	n     uint16 // its appends since its last trim, below trimEvery
+}
+
 // requestJournal writes and reads every merchant's journal through the
-// store, trimming each now and then; it keeps only its count of appends.
+// store, trimming each now and then; it keeps only counts of appends,
+// a fixed number of them however many merchants come.
 type requestJournal struct {
 	size  int
 	store paymock.JournalStore
 	mu    sync.Mutex
-	// appended counts, per merchant, this process's appends since its
-	// last trim.
-	appended map[string]int
+	// appended counts this process's appends since a merchant's last
+	// trim in a slot its id hashes to rather than in an entry of its own:
+	// an idle merchant of open mode costs nothing here.
+	appended [trimSlots]trimSlot
+	hash     maphash.Seed
 	// failing is set from the first failed write to the next good one:
 	// an outage is logged once, not once per request.
 	failing atomic.Bool
@@ -61,7 +74,7 @@ func newJournal(size int, store paymock.JournalStore) (*requestJournal, error) {
 	if size == 0 {
 		size = DefaultJournalSize
 	}
-	return &requestJournal{size: size, store: store, appended: make(map[string]int)}, nil
+	return &requestJournal{size: size, store: store, hash: maphash.MakeSeed()}, nil
 }
 
 // trimEvery is how many appends of a merchant a replica makes between two
@@ -71,14 +84,23 @@ func newJournal(size int, store paymock.JournalStore) (*requestJournal, error) {
 func trimEvery(size int) int { return min(max(size/10, 1), 1000) }
 
 // trimDue counts one append of the merchant and says whether this one
-// must trim: the first of each merchant on this replica does, so a
-// restarted replica trims what it left behind.
+// must trim: one in trimEvery of the merchant's appends, and any append
+// that finds its slot last used by another merchant, which took the count
+// over. So a merchant makes at most trimEvery appends between two trims
+// however many share its slot, and its first append on this replica
+// trims, so that a restarted replica trims what it left behind.
 func (j *requestJournal) trimDue(merchantID string) bool {
+	h := maphash.String(j.hash, merchantID) | 1
+	s := &j.appended[h%trimSlots]
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	n := j.appended[merchantID]
-	j.appended[merchantID] = (n + 1) % trimEvery(j.size)
-	return n == 0
+	if s.owner != h {
+		s.owner, s.n = h, uint16(1%trimEvery(j.size))
+		return true
+	}
+	due := s.n == 0
+	s.n = uint16((int(s.n) + 1) % trimEvery(j.size))
+	return due
 }
 
 // append stores the request in its merchant's journal, trimming it now
@@ -115,12 +137,9 @@ func (j *requestJournal) append(ctx context.Context, log *slog.Logger, merchantI
 	}
 }
 
-// forget drops what this process holds of a merchant gone idle: its count
-// of appends, and what the store holds in this process alone.
+// forget drops what the store holds of a merchant gone idle in this
+// process alone.
 func (j *requestJournal) forget(ctx context.Context, merchantID string) error {
-	j.mu.Lock()
-	delete(j.appended, merchantID)
-	j.mu.Unlock()
 	return j.store.ForgetRequests(ctx, merchantID)
 }
 

@@ -146,7 +146,7 @@ func New(cfg Config) (*Sandbox, error) {
 	// Seeded, each merchant's ids come from a stream of its own, numbered
 	// in the backend (paymock.MerchantIDs), so that no merchant can compute
 	// another's and no two replicas or restarts draw one id twice.
-	ids := paymock.NewMerchantIDs(cfg.Seed, backend.Sequences)
+	ids := paymock.NewMerchantIDs(cfg.Seed, backend.Sequences, backend.Merchants)
 	seed := randomSeed()
 	if cfg.Seed != nil {
 		seed = *cfg.Seed

@@ -409,7 +409,7 @@ func (d *Dispatcher) defaultsFill() {
 		d.obs = noObserver{}
 	}
 	if d.ids == nil {
-		d.ids = paymock.NewMerchantIDs(nil, nil)
+		d.ids = paymock.NewMerchantIDs(nil, nil, nil)
 	}
 	d.sendCtx, d.cancelSends = context.WithCancel(context.Background())
 }

@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) paymock.MerchantStore) {
 		{"OddMerchantsAndIDsAreValuesLikeAnyOther", oddValues},
 		{"LimitHoldsUnderConcurrentAdds", limitUnderConcurrentAdds},
 		{"ReleaseMerchantTouchesNoOtherMerchant", releaseMerchant},
+		{"OpenTokensUnderTheIDsOfTheirDigests", openTokensDerived},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open(t)) })
 	}
@@ -359,5 +360,54 @@ func releaseMerchant(t *testing.T, s paymock.MerchantStore) {
 	}
 	if eps, err := s.Endpoints(ctx, "key_b"); err != nil || len(eps) != 1 || eps[0] != StoredEndpoint("key_b", "we_key_b") {
 		t.Errorf("the other merchant's endpoints: %+v, %v", eps, err)
+	}
+}
+
+// openTokensDerived stores open-mode tokens as the registry does, under
+// the merchant ids their digests give (paymock.OpenMerchantID), the long
+// one for a token whose short id another token's merchant has: a store
+// may index them by that id alone, and must still find them by digest.
+func openTokensDerived(t *testing.T, s paymock.MerchantStore) {
+	ctx := t.Context()
+	a := StoredKey("", "sk_test_derived_a", paymock.KeyOpen)
+	a.MerchantID = paymock.OpenMerchantID(a.Digest, false)
+	b := StoredKey("", "sk_test_derived_b", paymock.KeyOpen)
+	b.MerchantID = paymock.OpenMerchantID(b.Digest, true)
+	for _, k := range []paymock.StoredKey{a, b} {
+		if err := s.AddKey(ctx, k, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// B's token again under its short id, and A's under another id:
+	// taken by digest.
+	for _, k := range []paymock.StoredKey{
+		{Digest: b.Digest, ID: b.ID, MerchantID: paymock.OpenMerchantID(b.Digest, false), Masked: b.Masked, Source: paymock.KeyOpen, Created: keyCreated},
+		{Digest: a.Digest, ID: "ak_other", MerchantID: "key_other", Masked: a.Masked, Source: paymock.KeyOpen, Created: keyCreated},
+		{Digest: a.Digest, ID: "ak_other", MerchantID: "key_other", Masked: a.Masked, Source: paymock.KeyCreated, Created: keyCreated},
+	} {
+		if err := s.AddKey(ctx, k, -1); !errors.Is(err, paymock.ErrDuplicate) {
+			t.Errorf("AddKey(%s for %s) = %v, want ErrDuplicate", k.ID, k.MerchantID, err)
+		}
+	}
+	for _, k := range []paymock.StoredKey{a, b} {
+		if got, found, err := s.Key(ctx, k.Digest); err != nil || !found || got != k {
+			t.Errorf("Key(%s) = %+v, %v, %v; want %+v", k.ID, got, found, err, k)
+		}
+		if got, found, err := s.OpenKey(ctx, k.MerchantID); err != nil || !found || got != k {
+			t.Errorf("OpenKey(%s) = %+v, %v, %v; want %+v", k.MerchantID, got, found, err, k)
+		}
+	}
+	if ok, err := s.RevokeKey(ctx, a.MerchantID, a.ID, 10); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if got, found, err := s.Key(ctx, a.Digest); err != nil || !found || !got.Revoked {
+		t.Errorf("the revoked token: %+v, %v, %v", got, found, err)
+	}
+	revoked, err := s.RevokedDigests(ctx, paymock.KeyOpen)
+	if err != nil || len(revoked) != 1 || revoked[0] != a.Digest {
+		t.Errorf("RevokedDigests(open) = %x, %v; want A's digest alone", revoked, err)
+	}
+	if keys, err := s.Keys(ctx, b.MerchantID); err != nil || len(keys) != 1 || keys[0] != b {
+		t.Errorf("Keys(%s) = %+v, %v", b.MerchantID, keys, err)
 	}
 }
