@@ -13,7 +13,7 @@ import (
 	"github.com/paymock/paymock/contract/internal/prepared"
 )
 
-//go:generate go run ./internal/prepared/gen -out prepared
+//go:generate go run ./internal/prepared/gen -out prepared -go internal/servicedoc/decoded_gen.go
 
 // preparedDocs are openapi.yaml and sandbox/openapi.yaml as kin-openapi's
 // JSON, written by `go generate ./contract` and checked against the YAML
@@ -28,7 +28,7 @@ var preparedDocs embed.FS
 // needs it) and the control API's document when first used.
 var shared = sync.OnceValues(func() (*Documents, error) {
 	svc := &Document{}
-	if err := svc.loadPrepared(prepared.Files[0]); err != nil {
+	if err := svc.loadServiceDoc(); err != nil {
 		return nil, err
 	}
 	sb := &Document{prepare: func(d *Document) {

@@ -6,6 +6,7 @@ package contract
 import (
 	"bytes"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"testing"
 
@@ -59,6 +60,52 @@ func TestPreparedDocuments_LoadAsTheYAMLDoes(t *testing.T) {
 	}
 }
 
+func TestServiceDoc_IsTheYAMLAsGo(t *testing.T) {
+	// The generated code must be what gen writes from the YAML now.
+	f := prepared.Files[0]
+	data, err := prepared.FromYAML(paymock.Documents, f.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := prepared.GoSource(data, prepared.GoPackage, prepared.GoFunc, f.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("internal/servicedoc/decoded_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("contract/internal/servicedoc is not %s as it is now: run go generate ./contract", f.YAML)
+	}
+}
+
+func TestServiceDoc_LoadsAsTheYAMLDoes(t *testing.T) {
+	// What a start loads: the document, resolved, kin's own state
+	// included, and the operations must be the YAML's.
+	fromYAML, err := Load(paymock.Documents, prepared.Files[0].YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromGo := &Document{}
+	if err := fromGo.loadServiceDoc(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromGo.doc, fromYAML.doc) {
+		t.Fatal("servicedoc loads to a different document than openapi.yaml")
+	}
+	if !reflect.DeepEqual(fromGo.ops, fromYAML.ops) {
+		t.Fatal("servicedoc lists different operations than openapi.yaml")
+	}
+	docs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(docs.Service.doc, fromYAML.doc) {
+		t.Fatal("Embedded's service contract is not openapi.yaml's")
+	}
+}
+
 func TestEmbedded_LoadsTheSandboxDocumentOnFirstUse(t *testing.T) {
 	docs, err := Embedded()
 	if err != nil {
@@ -78,9 +125,15 @@ func TestEmbedded_LoadsTheSandboxDocumentOnFirstUse(t *testing.T) {
 }
 
 // BenchmarkStart_Embedded is what the first Embedded of a process costs:
-// the service contract from its prepared JSON (the control API's document
+// the service contract from its generated Go (the control API's document
 // waits for its first use, BenchmarkStart_SandboxOnFirstUse).
 func BenchmarkStart_Embedded(b *testing.B) {
+	benchLoad(b, func() error { return (&Document{}).loadServiceDoc() })
+}
+
+// BenchmarkStart_ServiceFromJSON is what the service contract cost when
+// a start decoded its prepared JSON.
+func BenchmarkStart_ServiceFromJSON(b *testing.B) {
 	benchLoad(b, func() error { return (&Document{}).loadPrepared(prepared.Files[0]) })
 }
 

@@ -1,0 +1,46 @@
+// Loading the service contract from the Go code generated from it, the
+// cheapest form a start can read.
+
+package contract
+
+import (
+	"fmt"
+	"net/url"
+	"reflect"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/paymock/paymock/contract/internal/prepared"
+	"github.com/paymock/paymock/contract/internal/servicedoc"
+)
+
+// loadServiceDoc loads the service contract from servicedoc, which builds
+// what kin-openapi's decoder would make of the prepared JSON; kin then
+// resolves its references as it does the JSON's. The loader makes the
+// document it resolves (its location and state are kin's own), so it
+// loads an empty one first and the decoded fields are copied in.
+// TestPreparedDocuments_LoadAsTheYAMLDoes holds the result to the YAML's.
+func (d *Document) loadServiceDoc() error {
+	f := prepared.Files[0]
+	location := &url.URL{Path: f.YAML}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromDataWithPath([]byte(`{}`), location)
+	if err != nil {
+		return fmt.Errorf("load contract %s: %w", f.YAML, err)
+	}
+	copyExported(doc, servicedoc.Decoded())
+	if err := loader.ResolveRefsIn(doc, location); err != nil {
+		return fmt.Errorf("load contract %s: %w", f.YAML, err)
+	}
+	return d.build(doc)
+}
+
+// copyExported sets every exported field of dst to src's.
+func copyExported(dst, src *openapi3.T) {
+	dv, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	for i := range dv.NumField() {
+		if dv.Type().Field(i).IsExported() {
+			dv.Field(i).Set(sv.Field(i))
+		}
+	}
+}
