@@ -5,13 +5,20 @@ package contract
 
 import (
 	"bytes"
+	"io/fs"
 	"net/http/httptest"
+	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract/internal/prepared"
 )
+
+// onDisk holds every prepared file, the embedded ones and those only the
+// tests read.
+var onDisk = os.DirFS(".")
 
 func TestPreparedDocuments_MatchTheYAML(t *testing.T) {
 	for _, f := range prepared.Files {
@@ -21,7 +28,7 @@ func TestPreparedDocuments_MatchTheYAML(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			packed, err := preparedDocs.ReadFile("prepared/" + f.JSON)
+			packed, err := fs.ReadFile(onDisk, "prepared/"+f.JSON)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +53,7 @@ func TestPreparedDocuments_LoadAsTheYAMLDoes(t *testing.T) {
 				t.Fatal(err)
 			}
 			fromJSON := &Document{}
-			if err := fromJSON.loadPrepared(f); err != nil {
+			if err := fromJSON.loadPrepared(onDisk, f); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(fromJSON.doc, fromYAML.doc) {
@@ -56,6 +63,75 @@ func TestPreparedDocuments_LoadAsTheYAMLDoes(t *testing.T) {
 				t.Fatalf("the prepared %s lists different operations than %s", f.JSON, f.YAML)
 			}
 		})
+	}
+}
+
+func TestBuiltDocument_IsTheYAMLs(t *testing.T) {
+	// The built form must be what gen writes from the YAML now.
+	data, err := prepared.FromYAML(paymock.Documents, prepared.Files[0].YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := prepared.Build(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := preparedDocs.ReadFile("prepared/" + prepared.BuiltService)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := prepared.Unpack(packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("contract/prepared/%s is not %s as it is now: run go generate ./contract", prepared.BuiltService, prepared.Files[0].YAML)
+	}
+}
+
+func TestBuiltDocument_LoadsAsTheYAMLDoes(t *testing.T) {
+	// What a start loads: the document, resolved, kin's own state
+	// included, and the operations must be the YAML's.
+	fromYAML, err := Load(paymock.Documents, prepared.Files[0].YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromBuilt := &Document{}
+	if err := fromBuilt.loadBuilt(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromBuilt.doc, fromYAML.doc) {
+		t.Fatal("the built form loads to a different document than openapi.yaml")
+	}
+	if !reflect.DeepEqual(fromBuilt.ops, fromYAML.ops) {
+		t.Fatal("the built form lists different operations than openapi.yaml")
+	}
+	docs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(docs.Service.doc, fromYAML.doc) {
+		t.Fatal("Embedded's service contract is not openapi.yaml's")
+	}
+}
+
+func TestRebuild_RefusesACorruptStream(t *testing.T) {
+	data, err := prepared.FromYAML(paymock.Documents, prepared.Files[0].YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := prepared.Build(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"cut short":   built[:len(built)/2],
+		"with a tail": append(slices.Clone(built), 0),
+		"empty":       {},
+	} {
+		if _, err := prepared.Rebuild(b); err == nil {
+			t.Errorf("%s: rebuilt without an error", name)
+		}
 	}
 }
 
@@ -78,14 +154,20 @@ func TestEmbedded_LoadsTheSandboxDocumentOnFirstUse(t *testing.T) {
 }
 
 // BenchmarkStart_Embedded is what the first Embedded of a process costs:
-// the service contract from its prepared JSON (the control API's document
+// the service contract from its built form (the control API's document
 // waits for its first use, BenchmarkStart_SandboxOnFirstUse).
 func BenchmarkStart_Embedded(b *testing.B) {
-	benchLoad(b, func() error { return (&Document{}).loadPrepared(prepared.Files[0]) })
+	benchLoad(b, func() error { return (&Document{}).loadBuilt() })
+}
+
+// BenchmarkStart_ServiceFromJSON is what the service contract cost when
+// a start decoded its prepared JSON.
+func BenchmarkStart_ServiceFromJSON(b *testing.B) {
+	benchLoad(b, func() error { return (&Document{}).loadPrepared(onDisk, prepared.Files[0]) })
 }
 
 func BenchmarkStart_SandboxOnFirstUse(b *testing.B) {
-	benchLoad(b, func() error { return (&Document{}).loadPrepared(prepared.Files[1]) })
+	benchLoad(b, func() error { return (&Document{}).loadPrepared(preparedDocs, prepared.Files[1]) })
 }
 
 // BenchmarkStart_FromYAML is what a start cost before the documents were

@@ -94,38 +94,40 @@ func actionFor(k pageKind, action string, p paymock.Payment) (pageAction, bool) 
 	return pageAction{}, false
 }
 
-// pageState is what the pages keep per server, all made once in New: the
-// key of their form tokens (random per server start), the parsed
-// templates, the stylesheet and its versioned URL, and the cross-site check.
+// pageState is what the pages keep per server, made once in New: the
+// key of their form tokens (random per server start), the stylesheet and
+// its versioned URL, and the cross-site check. The templates are parsed on
+// the first page any server renders (sharedPageTemplates): a run that
+// shows no page never pays for them.
 type pageState struct {
 	key         []byte
-	templates   map[string]*template.Template
 	css         []byte
 	cssURL      string // carries a digest of the CSS, so a browser never mixes versions
 	crossOrigin *http.CrossOriginProtection
 }
 
-// pageAssets are the pages' parsed templates and stylesheet: made from
-// embedded files, as immutable as they are, so parsed once per process and
+// pageAssets are the pages' stylesheet and its versioned URL: made from
+// embedded files, as immutable as they are, so read once per process and
 // shared by every server (paymocktest starts many).
 type pageAssets struct {
-	templates map[string]*template.Template
-	css       []byte
-	cssURL    string
+	css    []byte
+	cssURL string
 }
 
 var sharedPageAssets = sync.OnceValues(func() (*pageAssets, error) {
-	templates, err := parsePageTemplates()
-	if err != nil {
-		return nil, err
-	}
 	css, err := fs.ReadFile(pageFiles, "templates/page.css")
 	if err != nil {
 		return nil, fmt.Errorf("page stylesheet: %w", err)
 	}
 	sum := sha256.Sum256(css)
-	return &pageAssets{templates: templates, css: css, cssURL: pageCSSPath + "?v=" + hex.EncodeToString(sum[:6])}, nil
+	return &pageAssets{css: css, cssURL: pageCSSPath + "?v=" + hex.EncodeToString(sum[:6])}, nil
 })
+
+// sharedPageTemplates are the parsed page templates, parsed on the first
+// page rendered in the process and shared like the assets. The files are
+// embedded, so only a broken build fails here, and
+// TestPageTemplates_ParseEveryPage fails on it first.
+var sharedPageTemplates = sync.OnceValues(parsePageTemplates)
 
 func newPageState() (*pageState, error) {
 	key := make([]byte, 32)
@@ -135,10 +137,9 @@ func newPageState() (*pageState, error) {
 		return nil, err
 	}
 	return &pageState{
-		key:       key,
-		templates: a.templates,
-		css:       a.css,
-		cssURL:    a.cssURL,
+		key:    key,
+		css:    a.css,
+		cssURL: a.cssURL,
 		// Rejects form posts a browser says come from another site: by
 		// Sec-Fetch-Site, or by an Origin that is not the request's Host.
 		crossOrigin: http.NewCrossOriginProtection(),
@@ -471,7 +472,11 @@ func (s *Server) pageRedirect(c *echo.Context, to string) error {
 // renderPage writes a page with the security headers every page carries.
 func (s *Server) renderPage(c *echo.Context, status int, name string, v pageView) error {
 	var b bytes.Buffer
-	if err := s.pages.templates[name].ExecuteTemplate(&b, "layout.html", v); err != nil {
+	templates, err := sharedPageTemplates()
+	if err == nil {
+		err = templates[name].ExecuteTemplate(&b, "layout.html", v)
+	}
+	if err != nil {
 		s.log.ErrorContext(c.Request().Context(), "render page", "page", name, "error", err)
 		b.Reset()
 		b.WriteString(`<!doctype html><html lang="en"><meta charset="utf-8"><title>Error · paymock</title><h1>Something went wrong</h1><p>This page could not be shown. This is a paymock bug; the server log has the details.</p></html>`)

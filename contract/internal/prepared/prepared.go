@@ -65,6 +65,10 @@ var Files = []File{
 	{YAML: "sandbox/openapi.yaml", JSON: "sandbox-openapi.json.gz"},
 }
 
+// BuiltService is the name of the service contract's built form
+// (Build) under contract/prepared, which a start reads.
+const BuiltService = "openapi.built.gz"
+
 // Pack gzips a prepared document: the image must stay small, and the
 // JSON shrinks to a tenth; unpacking it costs well under a millisecond.
 func Pack(data []byte) ([]byte, error) {

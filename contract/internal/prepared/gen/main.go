@@ -1,7 +1,8 @@
 // Command gen writes the prepared JSON form of paymock's two OpenAPI
-// documents, which the contract package embeds; `go generate ./contract`
-// runs it, and a test of contract fails when the files and the YAML
-// disagree.
+// documents, which the contract package embeds, and the service
+// contract's built form (prepared.Build), which a start reads; `go
+// generate ./contract` runs it, and a test of contract fails when the
+// files and the YAML disagree.
 package main
 
 import (
@@ -17,8 +18,17 @@ import (
 func main() {
 	out := flag.String("out", "prepared", "directory to write the JSON documents to")
 	flag.Parse()
-	for _, f := range prepared.Files {
+	for i, f := range prepared.Files {
 		data, err := prepared.FromYAML(paymock.Documents, f.YAML)
+		if err == nil && i == 0 {
+			var built []byte
+			if built, err = prepared.Build(data); err == nil {
+				built, err = prepared.Pack(built)
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(*out, prepared.BuiltService), built, 0o644)
+			}
+		}
 		if err == nil {
 			data, err = prepared.Pack(data)
 		}
