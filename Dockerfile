@@ -20,8 +20,6 @@ WORKDIR /src
 ARG GOPROXY
 # Modules first, so that the download layer is reused while only code changes.
 COPY go.mod go.sum ./
-# go.mod replaces a module with a patched copy (internal/thirdparty/README.md).
-COPY internal/thirdparty ./internal/thirdparty
 RUN go mod download
 COPY . .
 ARG VERSION=dev
