@@ -348,6 +348,12 @@ func countryCode(s string) bool {
 // because JSON Schema 3.0 cannot bound the length of keys or of values of
 // any type.
 func validateMetadata(raw []byte) []Violation {
+	// No key, value or count of keys of an object this short can break a
+	// bound (keys are longer escaped than decoded, and each takes at least
+	// four bytes).
+	if len(raw) <= min(MaxMetadataKeyLen, MaxMetadataValueLen, 4*MaxMetadataKeys) {
+		return nil
+	}
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil {
 		return nil // not an object: the contract has said so

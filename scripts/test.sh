@@ -93,6 +93,9 @@ fuzz ./contract FuzzPlainURI_OnlyWhatURLParseTakes
 fuzz ./contract FuzzPlainDateTime_OnlyWhatKinTakes
 fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
 fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
+fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
+fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
+fuzz ./mockserver FuzzMetadataScenario_ReadsAsEncodingJSON
 
 echo "== the examples, each a module of its own"
 # go vet ./... of the root skips nested modules; each is vetted and tested here.
