@@ -63,6 +63,12 @@ func ParseAmount(s string) (Amount, error) {
 	case lead < -2: // below 0.001, above 0
 		return 0, ErrAmountPrecision
 	}
+	if a, ok := plainAmount(s); ok {
+		if a > MaxAmount {
+			return 0, ErrAmountTooLarge
+		}
+		return a, nil
+	}
 	// The exponent is now bounded by the length of s, so exact arithmetic
 	// costs no more than reading s did.
 	r, ok := new(big.Rat).SetString(s)
@@ -77,6 +83,29 @@ func ParseAmount(s string) (Amount, error) {
 		return 0, ErrAmountPrecision
 	}
 	return Amount(r.Num().Int64()), nil
+}
+
+// plainAmount reads the common form of an amount, up to 10 digits and
+// at most 2 decimals (10.50), in cents without big.Rat. False is no
+// verdict.
+func plainAmount(s string) (Amount, bool) {
+	whole, frac, dot := strings.Cut(s, ".")
+	if len(whole) == 0 || len(whole) > 10 || dot && (len(frac) == 0 || len(frac) > 2) {
+		return 0, false
+	}
+	var n int64
+	for _, part := range []string{whole, frac} {
+		for i := 0; i < len(part); i++ {
+			if part[i] < '0' || part[i] > '9' {
+				return 0, false
+			}
+			n = n*10 + int64(part[i]-'0')
+		}
+	}
+	for range 2 - len(frac) {
+		n *= 10
+	}
+	return Amount(n), true
 }
 
 // zeroNumber is what scanNumber reports for a number whose digits are all 0.

@@ -129,7 +129,11 @@ func (p Payment) MarshalJSON() ([]byte, error) { return p.Encode(Encoding{}) }
 
 // Encode writes p's wire form under enc.
 func (p Payment) Encode(enc Encoding) ([]byte, error) {
-	return EncodeJSON(p.wire(enc))
+	w := p.wire(enc)
+	if b, ok := appendWire(make([]byte, 0, 640), &w); ok {
+		return b, nil
+	}
+	return EncodeJSON(w)
 }
 
 // EncodeJSON is json.Marshal without HTML escaping, so that metadata and

@@ -62,6 +62,28 @@ func (s *Server) requestID(ctx context.Context, x *exchange) string {
 	return x.id
 }
 
+// newExchange is a blank exchange, from the pool: its recorder's header
+// map and body buffer are reused. An exchange goes back to the pool when
+// record has sent its answer; net/http has copied the headers (at
+// WriteHeader) and the body (at Write) by then, and nothing of the
+// exchange outlives the request.
+func (s *Server) newExchange() *exchange {
+	x, _ := s.exchanges.Get().(*exchange)
+	if x == nil {
+		return &exchange{rec: &recorder{header: make(http.Header)}}
+	}
+	rec := x.rec
+	rec.reset()
+	if rec.body.Cap() > maxPooledBody {
+		rec.body = bytes.Buffer{} // one large answer should not stay in memory
+	}
+	*x = exchange{rec: rec}
+	return x
+}
+
+// maxPooledBody is the largest answer buffer kept for reuse.
+const maxPooledBody = 64 << 10
+
 func exchangeOf(c *echo.Context) *exchange {
 	x, _ := c.Get(keyExchange).(*exchange)
 	return x
@@ -101,7 +123,9 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		w := c.Response()
 		r := c.Request()
-		x := &exchange{start: time.Now(), method: r.Method, rec: &recorder{header: make(http.Header)}}
+		x := s.newExchange()
+		defer s.exchanges.Put(x)
+		x.start, x.method = time.Now(), r.Method
 		if r.Method == http.MethodHead {
 			r.Method = http.MethodGet
 		}

@@ -95,6 +95,9 @@ func (s *Server) createRules(m *paymock.Merchant, body []byte) []paymock.Violati
 
 // metadataScenario is the string under metadata's "scenario" key, if any.
 func metadataScenario(raw json.RawMessage) string {
+	if !mayNameScenario(raw) {
+		return ""
+	}
 	var md struct {
 		Scenario any `json:"scenario"`
 	}
@@ -103,6 +106,18 @@ func metadataScenario(raw json.RawMessage) string {
 	}
 	s, _ := md.Scenario.(string)
 	return s
+}
+
+// mayNameScenario reports whether raw could hold a "scenario" key as
+// encoding/json matches one: escaped, in any case, or with a non-ASCII
+// letter that folds to an ASCII one (ſ, K).
+func mayNameScenario(raw []byte) bool {
+	for i, c := range raw {
+		if c == '\\' || c >= 0x80 || i+8 <= len(raw) && bytes.EqualFold(raw[i:i+8], []byte("scenario")) {
+			return true
+		}
+	}
+	return false
 }
 
 // retrievePayment handles GET /api/v1/payments/{id}.

@@ -130,6 +130,8 @@ type Server struct {
 	// Headers every answer carries, shared read-only (net/http never
 	// changes a header's values), so that setting them allocates nothing.
 	nosniff, noStore []string
+	// exchanges are the request chain's exchanges, reused.
+	exchanges sync.Pool
 	// rules are operations' domain checks, also run on bodies the
 	// contract refused, by operation id.
 	rules map[string]func(m *paymock.Merchant, body []byte) []paymock.Violation

@@ -86,6 +86,16 @@ fuzz ./cmd/paymock FuzzLoadMerchants
 fuzz ./cmd/paymock FuzzParseRetry
 fuzz ./contract FuzzCheckJSON
 fuzz ./contract FuzzCompiledCheck_PaymentAgreesWithKin
+fuzz ./contract FuzzParams_NeverPassWhatKinRefuses
+fuzz ./contract FuzzSegmentRouter_RoutesAsGorillamux
+fuzz ./contract FuzzPattern_MatchesAsTheRegexp
+fuzz ./contract FuzzPlainURI_OnlyWhatURLParseTakes
+fuzz ./contract FuzzPlainDateTime_OnlyWhatKinTakes
+fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
+fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
+fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
+fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
+fuzz ./mockserver FuzzMetadataScenario_ReadsAsEncodingJSON
 
 echo "== the examples, each a module of its own"
 # go vet ./... of the root skips nested modules; each is vetted and tested here.

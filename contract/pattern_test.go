@@ -1,0 +1,192 @@
+// Tests that the fast form of a pattern matches exactly what the regexp
+// matches.
+
+package contract
+
+import (
+	"net/url"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// documentPatterns are the patterns of every compiled check of both
+// documents, sorted.
+func documentPatterns(t testing.TB) []string {
+	t.Helper()
+	docs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[*check]bool{}
+	var out []string
+	var walk func(k *check)
+	walk = func(k *check) {
+		if k == nil || seen[k] {
+			return
+		}
+		seen[k] = true
+		if k.pattern != nil && !slices.Contains(out, k.pattern.re.String()) {
+			out = append(out, k.pattern.re.String())
+		}
+		for _, c := range k.children() {
+			walk(c)
+		}
+	}
+	for _, d := range []*Document{docs.Service, docs.Sandbox} {
+		d.ready()
+		for _, k := range d.checks {
+			walk(k)
+		}
+		for _, op := range d.params {
+			for _, p := range op.params {
+				walk(p.check)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// extraPatterns are shapes the documents do not use yet, to keep the
+// fast form honest about folding, optional runs and refused shapes.
+var extraPatterns = []string{
+	`^(?i)abc$`, `^k$`, `^(?i)k$`, `^a?b$`, `^[ab]*a$`, `^x{2,3}y?$`, `^a(bc)?$`, `^(?:ab)?$`,
+	`^[0-9]+(\.[0-9]{1,2})?$`, `^a.b$`, `^[^a]*$`, `^$`, `abc`, `^a|b$`, `^(a)(b)$`, `^a*(a)?$`,
+}
+
+func TestPattern_EveryDocumentPatternHasAFastForm(t *testing.T) {
+	pats := documentPatterns(t)
+	if len(pats) == 0 {
+		t.Fatal("no patterns found in the documents")
+	}
+	for _, expr := range pats {
+		p, err := compilePattern(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.items == nil {
+			t.Errorf("%s has no fast form: every value it checks goes through the regexp engine", expr)
+		}
+	}
+}
+
+func TestPattern_MatchesAsTheRegexp(t *testing.T) {
+	tests := []struct {
+		expr string
+		in   []string
+	}{
+		{`^pay_[0-9A-Za-z]{24,}$`, []string{"pay_" + "abcdefghijklmnopqrstuvwx", "pay_abc", "pay_" + "abcdefghijklmnopqrstuvwxyz0123", "pay_" + "abcdefghijklmnopqrstuvw-", "Pay_abcdefghijklmnopqrstuvwx", "", "pay_abcdefghijklmnopqrstuvwxé"}},
+		{`^[hH][tT][tT][pP][sS]?://[^/?#@:\s][^/?#@\s]*([/?#].*)?$`, []string{"https://a.example", "HTTP://a", "https://a.example/x?y#z", "https:///x", "https://a b", "https://a@b", "https://a/\n", "https://a/é", "ftp://a", "https://:80"}},
+		{`^[0-9]+(\.[0-9]{1,2})?$`, []string{"1", "1.5", "1.55", "1.555", "1.", ".5", "", "12a"}},
+		{`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`, []string{"2026-11-24T04:00:00Z", "2026-11-24T04:00:00", "2026-11-24 04:00:00Z"}},
+		{`^(?i)k$`, []string{"k", "K", "\u212a", "x"}},
+		{`^a*(a)?$`, []string{"", "a", "aa", "b"}},
+	}
+	for _, tc := range tests {
+		p, err := compilePattern(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(tc.expr)
+		for _, s := range tc.in {
+			if got, want := p.MatchString(s), re.MatchString(s); got != want {
+				t.Errorf("%s on %q: %v, the regexp says %v", tc.expr, s, got, want)
+			}
+		}
+	}
+}
+
+// FuzzPattern_MatchesAsTheRegexp matches every document pattern, and a
+// few other shapes, against the regexp engine on the same string.
+func FuzzPattern_MatchesAsTheRegexp(f *testing.F) {
+	pats := append(documentPatterns(f), extraPatterns...)
+	compiled := make([]*pattern, len(pats))
+	for i, expr := range pats {
+		p, err := compilePattern(expr)
+		if err != nil {
+			f.Fatal(err)
+		}
+		compiled[i] = p
+	}
+	for _, s := range []string{"pay_abcdefghijklmnopqrstuvwx", "https://a.example/x", "12.34", "2026-11-24T04:00:00Z", "US", "4242424242424242", "abc", "K"} {
+		f.Add(uint8(0), s)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, s string) {
+		for i, p := range compiled {
+			if uint8(i) != which%uint8(len(compiled)) && which < 128 {
+				continue // the low half picks one pattern, the high half tries all
+			}
+			if got, want := p.MatchString(s), p.re.MatchString(s); got != want {
+				t.Fatalf("%s on %q: %v, the regexp says %v", pats[i], s, got, want)
+			}
+		}
+	})
+}
+
+func TestPlainURI_OnlyWhatURLParseTakes(t *testing.T) {
+	tests := []struct {
+		in    string
+		plain bool
+	}{
+		{"https://a.example", true},
+		{"http://127.0.0.1:8080/checkout/pay_x", true},
+		{"https://shop.example.com/success?order=1234&x=%41", true},
+		{"https://a.example/%zz", false},
+		{"https://a.example#frag", false},
+		{"https://", false},
+		{"https://:80", false},
+		{"ftp://a.example", false},
+		{"HTTPS://a.example", false},
+		{"https://a.example:123456", false},
+		{"https://a b", false},
+		{"https://user@a.example", false},
+	}
+	for _, tc := range tests {
+		if got := plainURI(tc.in); got != tc.plain {
+			t.Errorf("plainURI(%q) = %v, want %v", tc.in, got, tc.plain)
+		}
+	}
+}
+
+// FuzzPlainURI_OnlyWhatURLParseTakes checks the fast form of the uri
+// format against url.Parse on the same string.
+func FuzzPlainURI_OnlyWhatURLParseTakes(f *testing.F) {
+	for _, s := range []string{"https://a.example", "http://127.0.0.1:8080/c/pay_x?a=b", "https://a.example/%41?%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !plainURI(s) {
+			return
+		}
+		if u, err := url.Parse(s); err != nil || !u.IsAbs() || u.Host == "" {
+			t.Fatalf("plainURI(%q) is true; url.Parse: %v, %+v", s, err, u)
+		}
+	})
+}
+
+// FuzzPlainDateTime_OnlyWhatKinTakes checks the fast form of the
+// date-time format against the validator kin has registered for it.
+func FuzzPlainDateTime_OnlyWhatKinTakes(f *testing.F) {
+	for _, s := range []string{"2026-11-24T04:00:00Z", "2026-13-24T04:00:00Z", "2026-02-31T23:59:59Z", "0000-01-01T00:00:60Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !plainDateTime(s) {
+			return
+		}
+		if err := openapi3.SchemaStringFormats["date-time"].Validate(s); err != nil {
+			t.Fatalf("plainDateTime(%q) is true; kin: %v", s, err)
+		}
+	})
+}
+
+func TestPlainDateTime_TakesPaymocksTimes(t *testing.T) {
+	for s, want := range map[string]bool{"2026-11-24T04:00:00Z": true, "2026-11-24T04:00:00.5Z": false, "2026-00-24T04:00:00Z": false, "2026-11-24T24:00:00Z": false, "2026-11-24 04:00:00Z": false} {
+		if got := plainDateTime(s); got != want {
+			t.Errorf("plainDateTime(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+// The payment's wire form written without reflection, byte for byte what
+// EncodeJSON writes of it: every create, retrieve and list answer, and
+// every webhook, encodes payments.
+
+package paymock
+
+import "encoding/json"
+
+// appendWire appends w as EncodeJSON writes it. It takes the plain
+// shapes only (a payment without a payment method, strings of printable
+// ASCII, raw JSON without whitespace); false sends w to EncodeJSON.
+func appendWire(b []byte, w *paymentJSON) ([]byte, bool) {
+	if w.PaymentMethod != nil || !plainRaw(w.Amount) || !plainRaw(w.Metadata) {
+		return nil, false
+	}
+	ok := true
+	str := func(key, s string) {
+		b = append(b, key...)
+		if !plainString(s) {
+			ok = false
+			return
+		}
+		b = append(b, '"')
+		b = append(b, s...)
+		b = append(b, '"')
+	}
+	str(`{"id":`, w.ID)
+	b = append(b, `,"amount":`...)
+	b = append(b, w.Amount...)
+	str(`,"currency":`, string(w.Currency))
+	str(`,"status":`, string(w.Status))
+	str(`,"customer":{"id":`, w.Customer.ID)
+	str(`,"email":`, w.Customer.Email)
+	str(`,"name":`, w.Customer.Name)
+	str(`},"description":`, w.Description)
+	b = append(b, `,"metadata":`...)
+	b = append(b, w.Metadata...)
+	str(`,"success_url":`, w.SuccessURL)
+	str(`,"cancel_url":`, w.CancelURL)
+	if w.NextAction == nil {
+		b = append(b, `,"next_action":null`...)
+	} else {
+		str(`,"next_action":{"url":`, w.NextAction.URL)
+		b = append(b, '}')
+	}
+	if w.PaymentLink != "" {
+		str(`,"payment_link":`, w.PaymentLink)
+	}
+	b = append(b, `,"payment_method":null`...)
+	if w.CompletedAt == nil {
+		b = append(b, `,"completed_at":null`...)
+	} else {
+		str(`,"completed_at":`, *w.CompletedAt)
+	}
+	str(`,"created_at":`, w.CreatedAt)
+	str(`,"updated_at":`, w.UpdatedAt)
+	str(`,"expires_at":`, w.ExpiresAt)
+	b = append(b, '}')
+	return b, ok
+}
+
+// plainString reports whether encoding/json writes s as its bytes in
+// quotes: printable ASCII without a quote or a backslash (with HTML
+// escaping off, as EncodeJSON has it).
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainRaw reports whether encoding/json writes raw JSON as it is: valid,
+// and with no whitespace for its compaction to take out.
+func plainRaw(raw json.RawMessage) bool {
+	for _, c := range raw {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			return false
+		}
+	}
+	return len(raw) > 0 && json.Valid(raw)
+}

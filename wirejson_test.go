@@ -1,0 +1,71 @@
+// Tests that the payment's hand-written wire form is byte for byte what
+// encoding/json writes.
+
+package paymock
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// samePaymentJSON fails when Encode and EncodeJSON of the wire form differ.
+func samePaymentJSON(t *testing.T, p Payment, enc Encoding) {
+	t.Helper()
+	got, gotErr := p.Encode(enc)
+	want, wantErr := EncodeJSON(p.wire(enc))
+	if (gotErr == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
+		t.Fatalf("Encode:\n%s (%v)\nencoding/json:\n%s (%v)", got, gotErr, want, wantErr)
+	}
+}
+
+func testPayment() Payment {
+	at := time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
+	return Payment{ID: "pay_eX4wfP3t53uWYeLytOXuTdQK", MerchantID: "mer_1", Amount: 1050, Currency: "USD", Status: StatusPending,
+		Customer: Customer{ID: "cus_eX4wfP3t53uWYeLytOXuTdQK", Email: "a@b.co", Name: "A B"}, Description: "d",
+		Metadata: json.RawMessage(`{"k":"v"}`), SuccessURL: "https://a.example/ok", CancelURL: "https://a.example/no",
+		CheckoutURL: "http://127.0.0.1:8080/checkout/pay_x", CreatedAt: at, UpdatedAt: at, ExpiresAt: at.Add(time.Hour)}
+}
+
+func TestEncode_WritesWhatEncodingJSONWrites(t *testing.T) {
+	card := &PaymentMethod{Type: "card", Card: CardSummary{Brand: "visa", Last4: "4242", ExpiryMonth: 12, ExpiryYear: 2030}}
+	tests := []struct {
+		name   string
+		change func(*Payment)
+	}{
+		{"pending", func(*Payment) {}},
+		{"completed", func(p *Payment) { p.Status, p.CompletedAt = StatusCompleted, p.CreatedAt.Add(time.Minute) }},
+		{"no metadata", func(p *Payment) { p.Metadata = nil }},
+		{"metadata with spaces", func(p *Payment) { p.Metadata = json.RawMessage(`{"k": "a b"}`) }},
+		{"escaped name", func(p *Payment) { p.Customer.Name = "A \"B\" <c> & \\ é \u2028 \x01" }},
+		{"html in description", func(p *Payment) { p.Description = "<b>&</b>" }},
+		{"card", func(p *Payment) { p.PaymentMethod = card }},
+		{"invalid metadata", func(p *Payment) { p.Metadata = json.RawMessage(`{a}`) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPayment()
+			tc.change(&p)
+			for _, enc := range []Encoding{{}, {AmountAsString: true}, {StatusSucceeded: true}, {OmitPaymentLink: true}} {
+				samePaymentJSON(t, p, enc)
+			}
+		})
+	}
+}
+
+// FuzzEncode_WritesWhatEncodingJSONWrites compares the two encodings of
+// payments made of arbitrary strings and metadata.
+func FuzzEncode_WritesWhatEncodingJSONWrites(f *testing.F) {
+	f.Add("pay_x", "a@b.co", "A B", "d", []byte(`{"k":"v"}`), "https://a.example", int64(1050), uint8(0))
+	f.Add("", "", "\"", "\u2028", []byte(`{"k": 1}`), "<&>", int64(-1), uint8(7))
+	f.Fuzz(func(t *testing.T, id, email, name, desc string, metadata []byte, url string, amount int64, flags uint8) {
+		p := testPayment()
+		p.ID, p.Customer.Email, p.Customer.Name, p.Description, p.SuccessURL, p.CheckoutURL = id, email, name, desc, url, url
+		p.Metadata, p.Amount = metadata, Amount(amount)
+		if flags&1 != 0 {
+			p.Status, p.CompletedAt = StatusCompleted, p.CreatedAt
+		}
+		samePaymentJSON(t, p, Encoding{AmountAsString: flags&2 != 0, StatusSucceeded: flags&4 != 0, OmitPaymentLink: flags&8 != 0})
+	})
+}
