@@ -1,0 +1,172 @@
+// Round trips to the database per request, counted on the wire: a create,
+// a retrieve and a list each take at most two.
+
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/paymock/paymock/internal/pgtest"
+	"github.com/paymock/paymock/postgres"
+	"github.com/paymock/paymock/sandbox"
+)
+
+// wire counts the round trips of every connection it dialled: each write
+// of the client is one (pgx writes a query, or a pipelined batch, and then
+// waits for the answer), and notes the statements each carried.
+type wire struct {
+	mu    sync.Mutex
+	trips int
+	sql   []string          // what each round trip carried, for failures
+	named map[string]string // prepared statement name -> its text
+}
+
+func (w *wire) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: c, w: w}, nil
+}
+
+// take returns the round trips counted since the last take, and what
+// they carried.
+func (w *wire) take() (int, []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, sql := w.trips, w.sql
+	w.trips, w.sql = 0, nil
+	return n, sql
+}
+
+type countedConn struct {
+	net.Conn
+	w       *wire
+	started bool // the start-up message went (it has no type byte)
+}
+
+func (c *countedConn) Write(b []byte) (int, error) {
+	c.w.mu.Lock()
+	if c.started {
+		c.w.trips++
+		c.w.sql = append(c.w.sql, c.w.statements(b))
+	}
+	c.started = true
+	c.w.mu.Unlock()
+	return c.Conn.Write(b)
+}
+
+// statements names what one write of frontend messages carries: the text
+// of simple queries and of the statements it parses or binds.
+func (w *wire) statements(b []byte) string {
+	if w.named == nil {
+		w.named = map[string]string{}
+	}
+	var out []string
+	for len(b) >= 5 {
+		typ, n := b[0], int(binary.BigEndian.Uint32(b[1:5]))
+		if n < 4 || 1+n > len(b) {
+			break
+		}
+		body := b[5 : 1+n]
+		b = b[1+n:]
+		fields := bytes.SplitN(body, []byte{0}, 3)
+		switch typ {
+		case 'Q':
+			out = append(out, "Q "+oneLine(string(fields[0])))
+		case 'P':
+			if len(fields) > 1 {
+				w.named[string(fields[0])] = oneLine(string(fields[1]))
+				out = append(out, "P "+oneLine(string(fields[1])))
+			}
+		case 'B':
+			if len(fields) > 1 {
+				out = append(out, "B "+w.named[string(fields[1])])
+			}
+		}
+	}
+	return strings.Join(out, " | ")
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 90 {
+		s = s[:90] + "..."
+	}
+	return s
+}
+
+func TestRoundTrips_CreateRetrieveListTakeAtMostTwo(t *testing.T) {
+	w := &wire{}
+	st, err := postgres.Open(t.Context(), postgres.Config{URL: pgtest.URL(t), DialFunc: w.dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	// Open mode on real clocks, as scripts/bench-postgres.sh runs it.
+	sb, err := sandbox.New(sandbox.Config{Backend: st.Backend(), JournalSize: sandbox.DefaultJournalSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Start()
+	srv := httptest.NewServer(sb.Handler())
+	t.Cleanup(func() { _ = sb.Close(context.Background()) })
+	t.Cleanup(srv.Close)
+	r := replica{t: t, url: srv.URL, key: "sk_test_roundtrips"}
+
+	var id string
+	ops := []struct {
+		name string
+		do   func() int
+	}{
+		{"create", func() int {
+			st, p := r.call("POST", "/api/v1/payments", createBody(3600, nil))
+			id, _ = p["id"].(string)
+			return st
+		}},
+		{"retrieve", func() int { st, _ := r.call("GET", "/api/v1/payments/"+id, nil); return st }},
+		{"list", func() int { st, _ := r.call("GET", "/api/v1/payments?per_page=10", nil); return st }},
+	}
+	// The first requests prepare statements and make the merchant; what
+	// is measured is a merchant's steady state.
+	for range 3 {
+		for _, op := range ops {
+			op.do()
+		}
+	}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			for i := range 3 {
+				w.take()
+				if st := op.do(); st >= 300 {
+					t.Fatalf("status %d", st)
+				}
+				n, sql := w.take()
+				t.Logf("%s #%d: %d round trips", op.name, i, n)
+				if n > 2 {
+					t.Errorf("%s #%d: %d round trips, want at most 2:\n%s", op.name, i, n, strings.Join(numbered(sql), "\n"))
+				}
+			}
+		})
+	}
+}
+
+func numbered(sql []string) []string {
+	out := make([]string, len(sql))
+	for i, s := range sql {
+		out[i] = fmt.Sprintf("%d. %s", i+1, s)
+	}
+	return out
+}
+
+var _ = http.StatusOK
