@@ -106,14 +106,15 @@ func oneLine(s string) string {
 	return s
 }
 
-func TestRoundTrips_CreateRetrieveListTakeAtMostTwo(t *testing.T) {
-	w := &wire{}
-	st, err := postgres.Open(t.Context(), postgres.Config{URL: pgtest.URL(t), DialFunc: w.dial})
+// counted starts a sandbox as scripts/bench-postgres.sh runs paymock (open
+// mode, real clocks, the journal on) over a database whose round trips w
+// counts.
+func counted(t testing.TB, w *wire) replica {
+	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t), DialFunc: w.dial})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	// Open mode on real clocks, as scripts/bench-postgres.sh runs it.
 	sb, err := sandbox.New(sandbox.Config{Backend: st.Backend(), JournalSize: sandbox.DefaultJournalSize})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +123,12 @@ func TestRoundTrips_CreateRetrieveListTakeAtMostTwo(t *testing.T) {
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(func() { _ = sb.Close(context.Background()) })
 	t.Cleanup(srv.Close)
-	r := replica{t: t, url: srv.URL, key: "sk_test_roundtrips"}
+	return replica{t: t, url: srv.URL, key: "sk_test_roundtrips"}
+}
+
+func TestRoundTrips_CreateRetrieveListTakeAtMostTwo(t *testing.T) {
+	w := &wire{}
+	r := counted(t, w)
 
 	var id string
 	ops := []struct {
@@ -169,4 +175,52 @@ func numbered(sql []string) []string {
 	return out
 }
 
-var _ = http.StatusOK
+// BenchmarkHTTP_* are the hot paths over HTTP on PostgreSQL, with their
+// round trips to the database per operation.
+func BenchmarkHTTP_Create(b *testing.B) {
+	benchHTTP(b, func(r replica, _ string) (int, string) {
+		st, p := r.call("POST", "/api/v1/payments", createBody(3600, nil))
+		id, _ := p["id"].(string)
+		return st, id
+	})
+}
+
+func BenchmarkHTTP_Retrieve(b *testing.B) {
+	benchHTTP(b, func(r replica, id string) (int, string) {
+		st, _ := r.raw("GET", "/api/v1/payments/"+id, nil)
+		return st, id
+	})
+}
+
+func BenchmarkHTTP_List(b *testing.B) {
+	benchHTTP(b, func(r replica, id string) (int, string) {
+		st, _ := r.raw("GET", "/api/v1/payments?per_page=10", nil)
+		return st, id
+	})
+}
+
+func benchHTTP(b *testing.B, op func(r replica, id string) (int, string)) {
+	w := &wire{}
+	r := counted(b, w)
+	_, id := op(r, "")
+	for range 20 { // statements prepared, the merchant made, payments to list
+		st, p := r.call("POST", "/api/v1/payments", createBody(3600, nil))
+		if st != http.StatusCreated {
+			b.Fatalf("create: %d %v", st, p)
+		}
+		if id == "" {
+			id = p["id"].(string)
+		}
+		op(r, id)
+	}
+	w.take()
+	b.ResetTimer()
+	for b.Loop() {
+		if st, _ := op(r, id); st >= 300 {
+			b.Fatalf("status %d", st)
+		}
+	}
+	b.StopTimer()
+	n, _ := w.take()
+	b.ReportMetric(float64(n)/float64(b.N), "roundtrips/op")
+}

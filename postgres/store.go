@@ -51,6 +51,8 @@ type Store struct {
 	// changes holds keys, fault rules, clocks and customers while every
 	// replica's change of them is heard (changes.go).
 	changes *changes
+	// journal groups the appends to the request journal (journal.go).
+	journal journalWriter
 	// stop ends the listening for changes; listening is closed when it
 	// has.
 	stop      context.CancelFunc
