@@ -106,9 +106,11 @@ func oneLine(s string) string {
 	return s
 }
 
-// counted starts a sandbox as scripts/bench-postgres.sh runs paymock (open
+// counted makes a sandbox as scripts/bench-postgres.sh runs paymock (open
 // mode, real clocks, the journal on) over a database whose round trips w
-// counts.
+// counts. It is not started: the background work (the sweep of due
+// payments each second, webhook workers) would land its statements among
+// a request's; what is counted is the requests' own.
 func counted(t testing.TB, w *wire) replica {
 	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t), DialFunc: w.dial})
 	if err != nil {
@@ -119,7 +121,6 @@ func counted(t testing.TB, w *wire) replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb.Start()
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(func() { _ = sb.Close(context.Background()) })
 	t.Cleanup(srv.Close)

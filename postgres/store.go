@@ -51,6 +51,8 @@ type Store struct {
 	// changes holds keys, fault rules, clocks and customers while every
 	// replica's change of them is heard (changes.go).
 	changes *changes
+	// decoded spares decoding a payment read again unchanged (record.go).
+	decoded decodedPayments
 	// journal groups the appends to the request journal (journal.go).
 	journal journalWriter
 	// stop ends the listening for changes; listening is closed when it
@@ -184,7 +186,7 @@ func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment
 	if err != nil {
 		return paymock.Payment{}, notFound(id, err)
 	}
-	return decode(merchantID, id, doc)
+	return s.decoded.decode(merchantID, id, doc)
 }
 
 // Locate implements paymock.Store. Ids are unique in practice (they are
@@ -201,7 +203,7 @@ func (s *Store) Locate(ctx context.Context, id string) (paymock.Payment, error) 
 	if err != nil {
 		return paymock.Payment{}, notFound(id, err)
 	}
-	return decode(merchantID, id, doc)
+	return s.decoded.decode(merchantID, id, doc)
 }
 
 func notFound(id string, err error) error {
@@ -239,7 +241,7 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 		if id == nil { // the page is empty: the row only carries the total
 			continue
 		}
-		p, err := decode(merchantID, *id, doc)
+		p, err := s.decoded.decode(merchantID, *id, doc)
 		if err != nil {
 			return nil, 0, err
 		}
