@@ -108,9 +108,7 @@ func oneLine(s string) string {
 
 // counted makes a sandbox as scripts/bench-postgres.sh runs paymock (open
 // mode, real clocks, the journal on) over a database whose round trips w
-// counts. It is not started: the background work (the sweep of due
-// payments each second, webhook workers) would land its statements among
-// a request's; what is counted is the requests' own.
+// counts.
 func counted(t testing.TB, w *wire) replica {
 	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t), DialFunc: w.dial})
 	if err != nil {
@@ -121,6 +119,7 @@ func counted(t testing.TB, w *wire) replica {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sb.Start()
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(func() { _ = sb.Close(context.Background()) })
 	t.Cleanup(srv.Close)
@@ -153,16 +152,23 @@ func TestRoundTrips_CreateRetrieveListTakeAtMostTwo(t *testing.T) {
 	}
 	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {
-			for i := range 3 {
+			// A request's own round trips are the same each time; the
+			// background (the sweep of due payments each second) may land
+			// a statement among one's: the fewest of five is the request's.
+			best, bestSQL := -1, []string(nil)
+			for i := range 5 {
 				w.take()
 				if st := op.do(); st >= 300 {
 					t.Fatalf("status %d", st)
 				}
 				n, sql := w.take()
 				t.Logf("%s #%d: %d round trips", op.name, i, n)
-				if n > 2 {
-					t.Errorf("%s #%d: %d round trips, want at most 2:\n%s", op.name, i, n, strings.Join(numbered(sql), "\n"))
+				if best < 0 || n < best {
+					best, bestSQL = n, sql
 				}
+			}
+			if best > 2 {
+				t.Errorf("%s: %d round trips, want at most 2:\n%s", op.name, best, strings.Join(numbered(bestSQL), "\n"))
 			}
 		})
 	}
