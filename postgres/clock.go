@@ -84,7 +84,15 @@ func scanClock(row pgx.Row) (paymock.ClockState, error) {
 // Clock implements paymock.ClockStore. Reads of one merchant's clock that
 // arrive together share one query (clockreads.go).
 func (s *Store) Clock(ctx context.Context, merchantID string) (paymock.ClockState, bool, error) {
-	return s.readClock(ctx, merchantID)
+	if c, ok := s.changes.clock(merchantID); ok {
+		return c.st, c.ok, nil
+	}
+	gen := s.changes.begin()
+	st, ok, err := s.readClock(ctx, merchantID)
+	if err == nil {
+		s.changes.putClock(gen, merchantID, cachedClock{st: st, ok: ok})
+	}
+	return st, ok, err
 }
 
 // queryClock is one read of the merchant's clock.
@@ -118,13 +126,19 @@ func (s *Store) AdvanceClock(ctx context.Context, merchantID string, d time.Dura
 	} else {
 		first.Offset += d
 	}
-	c, err := scanClock(s.pool.QueryRow(ctx, `INSERT INTO clocks AS c (merchant_id, mode, offset_ns, frozen_ns)
+	var c paymock.ClockState
+	err := s.changed(ctx, merchantID, func(b *pgx.Batch) {
+		b.Queue(`INSERT INTO clocks AS c (merchant_id, mode, offset_ns, frozen_ns)
 		VALUES ($1, $2, $3, $4::numeric)
 		ON CONFLICT (merchant_id) DO UPDATE SET
 			offset_ns = CASE WHEN c.mode = 'real' THEN c.offset_ns + $5 ELSE c.offset_ns END,
 			frozen_ns = c.frozen_ns + $5
 		RETURNING `+clockColumns,
-		merchantID, string(first.Mode), int64(first.Offset), frozenNS(first), int64(d)))
+			merchantID, string(first.Mode), int64(first.Offset), frozenNS(first), int64(d)).QueryRow(func(row pgx.Row) (err error) {
+			c, err = scanClock(row)
+			return err
+		})
+	})
 	if err != nil {
 		return paymock.ClockState{}, check("advancing the clock of "+merchantID, err)
 	}
@@ -136,7 +150,9 @@ const maxDuration = time.Duration(1<<63 - 1)
 
 // ResetClock implements paymock.ClockStore.
 func (s *Store) ResetClock(ctx context.Context, merchantID string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM clocks WHERE merchant_id = $1`, merchantID); err != nil {
+	if err := s.changed(ctx, merchantID, func(b *pgx.Batch) {
+		b.Queue(`DELETE FROM clocks WHERE merchant_id = $1`, merchantID)
+	}); err != nil {
 		return check("resetting the clock of "+merchantID, err)
 	}
 	// A merchant reset costs nothing more here; one read at this moment
@@ -171,13 +187,19 @@ func (s *Store) RaiseClock(ctx context.Context, merchantID string, t, realNow ti
 	case first.Mode == paymock.ClockReal && offset > first.Offset:
 		first.Offset = offset
 	}
-	c, err := scanClock(s.pool.QueryRow(ctx, `INSERT INTO clocks AS c (merchant_id, mode, offset_ns, frozen_ns)
+	var c paymock.ClockState
+	err := s.changed(ctx, merchantID, func(b *pgx.Batch) {
+		b.Queue(`INSERT INTO clocks AS c (merchant_id, mode, offset_ns, frozen_ns)
 		VALUES ($1, $2, $3, $4::numeric)
 		ON CONFLICT (merchant_id) DO UPDATE SET
 			offset_ns = CASE WHEN c.mode = 'real' THEN greatest(c.offset_ns, $5::bigint) ELSE c.offset_ns END,
 			frozen_ns = CASE WHEN c.mode = 'frozen' THEN greatest(c.frozen_ns, $6::numeric) ELSE c.frozen_ns END
 		RETURNING `+clockColumns,
-		merchantID, string(first.Mode), int64(first.Offset), frozenNS(first), realOffset, nanos(t)))
+			merchantID, string(first.Mode), int64(first.Offset), frozenNS(first), realOffset, nanos(t)).QueryRow(func(row pgx.Row) (err error) {
+			c, err = scanClock(row)
+			return err
+		})
+	})
 	if err != nil {
 		return paymock.ClockState{}, check("advancing the clock of "+merchantID, err)
 	}

@@ -158,6 +158,21 @@
 // replica on many cores in front of a large database, with
 // pool_max_conns=N in the --store URL.
 //
+// # What a replica keeps
+//
+// A merchant's keys, fault rules, clock and customer ids are read on
+// every create, retrieve or list and change rarely, so each Store keeps
+// what it read (changes.go) and a request makes two round trips: its
+// statement and its journal entry. Every change of them sends
+// pg_notify('paymock_changes', ...) in its own transaction; each Store
+// listens on a connection of its own and drops a merchant's copy on
+// hearing of a change, and the Store that made it answers once it has
+// heard its own notification. Nothing is kept while the listening
+// connection is down, and Sync waits until every change committed before
+// it was called has been heard. Appends to the request journal that
+// arrive together share one INSERT. docs/postgres.md says why
+// notifications rather than a version in the request's statement.
+//
 // # Failures
 //
 // A database that cannot be reached when Open runs is an error naming the

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/paymock/paymock"
 )
 
@@ -38,7 +39,7 @@ func (s *Store) AddRule(ctx context.Context, merchantID string, r paymock.FaultR
 		n := *r.Times
 		remaining = &n
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = s.changedIn(ctx, merchantID, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, faultLockClass, merchantID); err != nil {
 			return err
 		}
@@ -84,44 +85,98 @@ func (s *Store) Rules(ctx context.Context, merchantID string) ([]paymock.StoredF
 	return scanRules(rows, err, "listing the fault rules of "+merchantID)
 }
 
-// Candidates implements paymock.FaultRules: one look-up of the candidates
-// index, which finds nothing at all for a merchant without rules.
+// Candidates implements paymock.FaultRules. A merchant's live rows are
+// read once and kept until a replica changes them (changes.go), so that a
+// request of a merchant without rules, the usual case, costs no round
+// trip; each call decodes its own copies of those that match.
 func (s *Store) Candidates(ctx context.Context, merchantID string, target paymock.FaultTarget, selector string) ([]paymock.StoredFaultRule, error) {
-	if !storable(selector) {
-		selector = paymock.FaultWildcard // no rule is for it: only the rules for any can match
+	all, ok := s.changes.rulesOf(merchantID)
+	if !ok {
+		gen := s.changes.begin()
+		rows, err := s.pool.Query(ctx, `SELECT `+ruleColumns+`, f.selector FROM fault_rules f
+			WHERE f.merchant_id = $1 AND (f.from_file OR f.remaining IS NULL OR f.remaining > 0)`, merchantID)
+		if all, err = scanRuleRows(rows, err, true); err != nil {
+			return nil, check("matching the fault rules of "+merchantID, err)
+		}
+		s.changes.putRules(gen, merchantID, all)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+ruleColumns+` FROM fault_rules f
-		WHERE f.merchant_id = $1 AND f.target = $2 AND f.selector IN ($3, '*')
-		AND (f.from_file OR f.remaining IS NULL OR f.remaining > 0)`, merchantID, string(target), selector)
-	return scanRules(rows, err, "matching the fault rules of "+merchantID)
+	var out []paymock.StoredFaultRule
+	for _, r := range all {
+		// A selector PostgreSQL could not store is no rule's: only the
+		// rules for any match it, as they do here.
+		if r.target != string(target) || (r.selector != selector && r.selector != paymock.FaultWildcard) {
+			continue
+		}
+		st, err := r.decode()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// ruleRow is one row of fault_rules as read, before decoding.
+type ruleRow struct {
+	id, target, selector string
+	seq                  int64
+	file, removed        bool
+	doc                  []byte
+	hits                 int
+	remaining            *int
+}
+
+// decode is the row as a paymock.StoredFaultRule of its own.
+func (r ruleRow) decode() (paymock.StoredFaultRule, error) {
+	st := paymock.StoredFaultRule{Seq: r.seq, File: r.file, Removed: r.removed}
+	if !st.File {
+		if err := json.Unmarshal(r.doc, &st.Rule); err != nil {
+			return st, fmt.Errorf("postgres: fault rule %s: %w", r.id, err)
+		}
+		st.Rule = st.Rule.Normalize()
+	}
+	var remaining *int
+	if r.remaining != nil {
+		remaining = new(*r.remaining)
+	}
+	st.Rule.ID, st.Rule.Target, st.Rule.Hits, st.Rule.Remaining = r.id, paymock.FaultTarget(r.target), r.hits, remaining
+	return st, nil
+}
+
+// scanRuleRows reads rows of ruleColumns, followed by the selector when
+// withSelector.
+func scanRuleRows(rows pgx.Rows, err error, withSelector bool) ([]ruleRow, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ruleRow
+	for rows.Next() {
+		var r ruleRow
+		dest := []any{&r.id, &r.seq, &r.file, &r.target, &r.doc, &r.removed, &r.hits, &r.remaining}
+		if withSelector {
+			dest = append(dest, &r.selector)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 func scanRules(rows pgx.Rows, err error, what string) ([]paymock.StoredFaultRule, error) {
+	all, err := scanRuleRows(rows, err, false)
 	if err != nil {
 		return nil, check(what, err)
 	}
-	defer rows.Close()
 	var out []paymock.StoredFaultRule
-	for rows.Next() {
-		var st paymock.StoredFaultRule
-		var id, target string
-		var doc []byte
-		var hits int
-		var remaining *int
-		if err := rows.Scan(&id, &st.Seq, &st.File, &target, &doc, &st.Removed, &hits, &remaining); err != nil {
-			return nil, check(what, err)
+	for _, r := range all {
+		st, err := r.decode()
+		if err != nil {
+			return nil, err
 		}
-		if !st.File {
-			if err := json.Unmarshal(doc, &st.Rule); err != nil {
-				return nil, fmt.Errorf("postgres: fault rule %s: %w", id, err)
-			}
-			st.Rule = st.Rule.Normalize()
-		}
-		st.Rule.ID, st.Rule.Target, st.Rule.Hits, st.Rule.Remaining = id, paymock.FaultTarget(target), hits, remaining
 		out = append(out, st)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, check(what, err)
 	}
 	return out, nil
 }
@@ -138,20 +193,26 @@ func fileCounts(r paymock.FaultRule) (target, selector string, remaining *int) {
 
 // DrawRule implements paymock.FaultRules.
 func (s *Store) DrawRule(ctx context.Context, merchantID string, r paymock.FaultRule, file bool) (int64, bool, error) {
-	var row pgx.Row
+	var n int64
+	var err error
 	if file {
+		// The first draw makes the file rule's row, which Candidates
+		// reads: announced as a change.
 		target, selector, remaining := fileCounts(r)
-		row = s.pool.QueryRow(ctx, `INSERT INTO fault_rules AS f (merchant_id, id, from_file, target, selector, remaining, draws)
+		err = s.changed(ctx, merchantID, func(b *pgx.Batch) {
+			b.Queue(`INSERT INTO fault_rules AS f (merchant_id, id, from_file, target, selector, remaining, draws)
 			VALUES ($1, $2, true, $3, $4, $5, 1)
 			ON CONFLICT (merchant_id, id) DO UPDATE SET draws = f.draws + 1 WHERE f.from_file AND `+live+`
-			RETURNING f.draws`, merchantID, r.ID, target, selector, remaining)
+			RETURNING f.draws`, merchantID, r.ID, target, selector, remaining).QueryRow(func(row pgx.Row) error {
+				return row.Scan(&n)
+			})
+		})
 	} else {
-		row = s.pool.QueryRow(ctx, `UPDATE fault_rules f SET draws = f.draws + 1
+		// Candidates does not read draws: no change to announce.
+		err = s.pool.QueryRow(ctx, `UPDATE fault_rules f SET draws = f.draws + 1
 			WHERE f.merchant_id = $1 AND f.id = $2 AND NOT f.from_file AND `+live+`
-			RETURNING f.draws`, merchantID, r.ID)
+			RETURNING f.draws`, merchantID, r.ID).Scan(&n)
 	}
-	var n int64
-	err := row.Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -165,26 +226,29 @@ func (s *Store) DrawRule(ctx context.Context, merchantID string, r paymock.Fault
 // statement that checks and takes from remaining, so concurrent hits on
 // any replicas queue on it and each sees the count the one before left.
 func (s *Store) HitRule(ctx context.Context, merchantID string, r paymock.FaultRule, file bool) (paymock.StoredFaultRule, bool, error) {
-	var row pgx.Row
+	var sql string
+	var args []any
 	if file {
 		target, selector, remaining := fileCounts(r)
 		if remaining != nil {
 			*remaining-- // this hit
 		}
-		row = s.pool.QueryRow(ctx, `INSERT INTO fault_rules AS f (merchant_id, id, from_file, target, selector, hits, remaining)
+		sql, args = `INSERT INTO fault_rules AS f (merchant_id, id, from_file, target, selector, hits, remaining)
 			VALUES ($1, $2, true, $3, $4, 1, $5)
 			ON CONFLICT (merchant_id, id) DO UPDATE SET hits = f.hits + 1, remaining = f.remaining - 1
 			WHERE f.from_file AND `+live+`
-			RETURNING f.seq, f.hits, f.remaining`, merchantID, r.ID, target, selector, remaining)
+			RETURNING f.seq, f.hits, f.remaining`, []any{merchantID, r.ID, target, selector, remaining}
 	} else {
-		row = s.pool.QueryRow(ctx, `UPDATE fault_rules f SET hits = f.hits + 1, remaining = f.remaining - 1
+		sql, args = `UPDATE fault_rules f SET hits = f.hits + 1, remaining = f.remaining - 1
 			WHERE f.merchant_id = $1 AND f.id = $2 AND NOT f.from_file AND `+live+`
-			RETURNING f.seq, f.hits, f.remaining`, merchantID, r.ID)
+			RETURNING f.seq, f.hits, f.remaining`, []any{merchantID, r.ID}
 	}
 	st := paymock.StoredFaultRule{Rule: r, File: file}
 	var hits int
 	var remaining *int
-	err := row.Scan(&st.Seq, &hits, &remaining)
+	err := s.changed(ctx, merchantID, func(b *pgx.Batch) {
+		b.Queue(sql, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&st.Seq, &hits, &remaining) })
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paymock.StoredFaultRule{}, false, nil
 	}
@@ -204,15 +268,23 @@ func (s *Store) RemoveRule(ctx context.Context, merchantID string, r paymock.Fau
 	var n int64
 	if file {
 		target, selector, remaining := fileCounts(r)
-		tag, e := s.pool.Exec(ctx, `INSERT INTO fault_rules AS f (merchant_id, id, from_file, target, selector, remaining, removed)
+		err = s.changed(ctx, merchantID, func(b *pgx.Batch) {
+			b.Queue(`INSERT INTO fault_rules AS f (merchant_id, id, from_file, target, selector, remaining, removed)
 			VALUES ($1, $2, true, $3, $4, $5, true)
 			ON CONFLICT (merchant_id, id) DO UPDATE SET removed = true WHERE f.from_file AND `+live,
-			merchantID, r.ID, target, selector, remaining)
-		n, err = tag.RowsAffected(), e
+				merchantID, r.ID, target, selector, remaining).Exec(func(tag pgconn.CommandTag) error {
+				n = tag.RowsAffected()
+				return nil
+			})
+		})
 	} else {
-		tag, e := s.pool.Exec(ctx, `DELETE FROM fault_rules f
-			WHERE f.merchant_id = $1 AND f.id = $2 AND NOT f.from_file AND `+live, merchantID, r.ID)
-		n, err = tag.RowsAffected(), e
+		err = s.changed(ctx, merchantID, func(b *pgx.Batch) {
+			b.Queue(`DELETE FROM fault_rules f
+			WHERE f.merchant_id = $1 AND f.id = $2 AND NOT f.from_file AND `+live, merchantID, r.ID).Exec(func(tag pgconn.CommandTag) error {
+				n = tag.RowsAffected()
+				return nil
+			})
+		})
 	}
 	if err != nil {
 		return false, check("removing fault rule "+r.ID, err)
@@ -229,11 +301,13 @@ func (s *Store) ClearRules(ctx context.Context, merchantID string, file []paymoc
 	for _, r := range file {
 		ids, targets, selectors = append(ids, r.ID), append(targets, string(r.Target)), append(selectors, r.Selector())
 	}
-	_, err := s.pool.Exec(ctx, `WITH api AS (DELETE FROM fault_rules WHERE merchant_id = $1 AND NOT from_file)
+	err := s.changed(ctx, merchantID, func(b *pgx.Batch) {
+		b.Queue(`WITH api AS (DELETE FROM fault_rules WHERE merchant_id = $1 AND NOT from_file)
 		INSERT INTO fault_rules AS f (merchant_id, id, from_file, target, selector, removed)
 		SELECT $1, u.id, true, u.target, u.selector, true FROM unnest($2::text[], $3::text[], $4::text[]) AS u (id, target, selector)
 		ON CONFLICT (merchant_id, id) DO UPDATE SET removed = true WHERE f.from_file`,
-		merchantID, ids, targets, selectors)
+			merchantID, ids, targets, selectors)
+	})
 	if err != nil {
 		return check("clearing the fault rules of "+merchantID, err)
 	}
@@ -242,7 +316,9 @@ func (s *Store) ClearRules(ctx context.Context, merchantID string, file []paymoc
 
 // ResetRules implements paymock.FaultRules.
 func (s *Store) ResetRules(ctx context.Context, merchantID string) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM fault_rules WHERE merchant_id = $1`, merchantID); err != nil {
+	if err := s.changed(ctx, merchantID, func(b *pgx.Batch) {
+		b.Queue(`DELETE FROM fault_rules WHERE merchant_id = $1`, merchantID)
+	}); err != nil {
 		return check("resetting the fault rules of "+merchantID, err)
 	}
 	return nil

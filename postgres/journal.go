@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,8 +19,10 @@ var _ paymock.JournalStore = (*Store)(nil)
 // stalls delays an answer by this much at most, and never fails it.
 const journalWriteTimeout = 5 * time.Second
 
-// AppendRequest implements paymock.JournalStore: one INSERT, which
-// takes no lock another append waits for.
+// AppendRequest implements paymock.JournalStore. Appends that arrive
+// while another is being written wait and go together in the next INSERT
+// (journalWriter), so that concurrent requests share a round trip; each
+// still returns only once its own entry is stored.
 func (s *Store) AppendRequest(ctx context.Context, merchantID string, r paymock.JournalRecord) error {
 	// Written even when the client has gone, for the report.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalWriteTimeout)
@@ -30,22 +33,126 @@ func (s *Store) AppendRequest(ctx context.Context, merchantID string, r paymock.
 	if err != nil {
 		return fmt.Errorf("postgres: encode the journal entry %s: %w", e.ID, err)
 	}
-	var violations *string
+	row := journalRow{merchantID: merchantID, status: e.Status, operation: e.Operation, counted: r.Counted,
+		violating: r.Violating, injected: e.InjectedFault != "", entry: string(entry), done: make(chan error, 1)}
 	if len(r.Entry.Violations) > 0 {
 		b, err := json.Marshal(r.Entry.Violations)
 		if err != nil {
 			return fmt.Errorf("postgres: encode the violations of %s: %w", e.ID, err)
 		}
-		violations = new(string(b))
+		row.violations = new(string(b))
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO request_journal
-		(merchant_id, status, operation, has_violations, counted, violating, injected, entry, violations)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		merchantID, e.Status, e.Operation, violations != nil, r.Counted, r.Violating, e.InjectedFault != "", string(entry), violations)
+	s.journal.add(ctx, s, &row)
+	select {
+	case err = <-row.done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if err != nil {
 		return check("append to the request journal of "+merchantID, err)
 	}
 	return nil
+}
+
+// journalRow is one entry waiting to be written, and where its outcome goes.
+type journalRow struct {
+	merchantID                   string
+	status                       int
+	operation                    string
+	counted, violating, injected bool
+	entry                        string
+	violations                   *string
+	done                         chan error
+}
+
+// maxJournalBatch bounds the entries of one INSERT.
+const maxJournalBatch = 256
+
+// journalWriter groups the appends of this replica: one writer at a time
+// writes all that are waiting in one statement. An append that finds
+// none writing writes its own at once, so a lone request waits for
+// nothing more than its INSERT.
+type journalWriter struct {
+	mu      sync.Mutex
+	writing bool
+	waiting []*journalRow
+}
+
+// add queues r and, when no write runs, writes what waits.
+func (w *journalWriter) add(ctx context.Context, s *Store, r *journalRow) {
+	w.mu.Lock()
+	w.waiting = append(w.waiting, r)
+	if w.writing {
+		w.mu.Unlock()
+		return
+	}
+	w.writing = true
+	w.mu.Unlock()
+	w.write(ctx, s)
+}
+
+// write writes what waits, batch after batch, until nothing does. Its
+// caller's entry is in the first batch; later batches are written in the
+// background, so that no caller waits for others' entries.
+func (w *journalWriter) write(ctx context.Context, s *Store) {
+	w.mu.Lock()
+	n := min(len(w.waiting), maxJournalBatch)
+	batch := w.waiting[:n:n]
+	w.waiting = w.waiting[n:]
+	w.mu.Unlock()
+	s.insertJournal(ctx, batch)
+	w.mu.Lock()
+	more := len(w.waiting) > 0
+	w.writing = more
+	w.mu.Unlock()
+	if more {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), journalWriteTimeout)
+			defer cancel()
+			w.write(ctx, s)
+		}()
+	}
+}
+
+// insertJournal writes rows in one statement, in their order, and tells
+// each its outcome. A batch the database refuses for a reason other than
+// its connection is written again one entry at a time, so that an entry
+// it cannot take costs no other its place.
+func (s *Store) insertJournal(ctx context.Context, rows []*journalRow) {
+	if len(rows) == 1 {
+		r := rows[0]
+		_, err := s.pool.Exec(ctx, `INSERT INTO request_journal
+			(merchant_id, status, operation, has_violations, counted, violating, injected, entry, violations)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			r.merchantID, r.status, r.operation, r.violations != nil, r.counted, r.violating, r.injected, r.entry, r.violations)
+		r.done <- err
+		return
+	}
+	var (
+		merchants, ops, entries, violations []*string
+		statuses                            []int
+		has, counted, violating, injected   []bool
+	)
+	for _, r := range rows {
+		merchants, ops, entries = append(merchants, &r.merchantID), append(ops, &r.operation), append(entries, &r.entry)
+		violations, statuses = append(violations, r.violations), append(statuses, r.status)
+		has, counted = append(has, r.violations != nil), append(counted, r.counted)
+		violating, injected = append(violating, r.violating), append(injected, r.injected)
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO request_journal
+		(merchant_id, status, operation, has_violations, counted, violating, injected, entry, violations)
+		SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::boolean[], $5::boolean[], $6::boolean[],
+			$7::boolean[], $8::json[], $9::json[])`,
+		merchants, statuses, ops, has, counted, violating, injected, entries, violations)
+	if err != nil && !unavailable(err) && ctx.Err() == nil {
+		for _, r := range rows {
+			s.insertJournal(ctx, []*journalRow{r})
+		}
+		return
+	}
+	for _, r := range rows {
+		r.done <- err
+	}
 }
 
 // trimRequests deletes a merchant's requests older than its newest $2 and,

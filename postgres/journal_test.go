@@ -81,3 +81,37 @@ func TestJournal_Conformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestJournal_ConcurrentAppendsAreEachStoredOnceWithTheirViolations(t *testing.T) {
+	s, _ := openStore(t)
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			status := 201
+			if i%4 == 0 {
+				status = 400
+			}
+			if err := s.AppendRequest(context.Background(), "acme", journalRecord(fmt.Sprintf("req_%02d", i), "createPayment", status)); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ids, total := listIDs(t, s, "acme", paymock.JournalQuery{Keep: 1000, Limit: 100})
+	slices.Sort(ids)
+	if total != n || len(slices.Compact(ids)) != n {
+		t.Fatalf("listed %d distinct of %d, want %d", len(ids), total, n)
+	}
+	if _, total := listIDs(t, s, "acme", paymock.JournalQuery{Keep: 1000, Limit: 100, Violations: true}); total != n/4 {
+		t.Errorf("%d requests listed with violations, want %d", total, n/4)
+	}
+	if _, violations := callsOf(t, s, "acme"); violations["createPayment currency/parameter_invalid"] != n/4 {
+		t.Errorf("violations %v", violations)
+	}
+}

@@ -57,6 +57,10 @@ func scanKey(row pgx.Row) (paymock.StoredKey, error) {
 
 // Key implements paymock.KeyStore.
 func (s *Store) Key(ctx context.Context, digest [32]byte) (paymock.StoredKey, bool, error) {
+	if k, ok := s.changes.key(digest); ok {
+		return k, true, nil
+	}
+	gen := s.changes.begin()
 	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE digest = $1`, digest[:]))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return paymock.StoredKey{}, false, nil
@@ -64,6 +68,8 @@ func (s *Store) Key(ctx context.Context, digest [32]byte) (paymock.StoredKey, bo
 	if err != nil {
 		return paymock.StoredKey{}, false, check("reading an api key", err)
 	}
+	// Only keys found are kept: an unknown one is looked up each time.
+	s.changes.putKey(gen, digest, k)
 	return k, true, nil
 }
 
@@ -168,7 +174,7 @@ func (s *Store) RevokeKey(ctx context.Context, merchantID, keyID string, keep in
 		return false, nil
 	}
 	found := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.changedIn(ctx, merchantID, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = now()
 			WHERE merchant_id = $1 AND id = $2 AND revoked_at IS NULL`, merchantID, keyID)
 		if err != nil || tag.RowsAffected() == 0 {

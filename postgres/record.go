@@ -3,8 +3,10 @@
 package postgres
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/paymock/paymock"
@@ -91,4 +93,65 @@ func decode(merchantID, id string, doc []byte) (paymock.Payment, error) {
 		p.CompletedAt = *r.CompletedAt
 	}
 	return p, nil
+}
+
+// maxDecoded bounds the payments decodedPayments holds; when full it is
+// emptied, and fills again with the payments read most.
+const maxDecoded = 4096
+
+// decodedPayments remembers the payments last decoded, by id, with the
+// document they came from: a payment read again unchanged (a list of the
+// newest, a retrieve after a create) is not decoded again. The document
+// decides the payment whole, so what is held is never stale: a changed
+// payment has another document and is decoded afresh. Each caller gets a
+// copy of its own.
+type decodedPayments struct {
+	mu sync.Mutex
+	m  map[string]decodedPayment
+}
+
+type decodedPayment struct {
+	merchantID, doc string
+	p               paymock.Payment
+}
+
+// decode is decode(merchantID, id, doc), remembered.
+func (d *decodedPayments) decode(merchantID, id string, doc []byte) (paymock.Payment, error) {
+	d.mu.Lock()
+	e, ok := d.m[id]
+	d.mu.Unlock()
+	if ok && e.merchantID == merchantID && e.doc == string(doc) {
+		return clonePayment(e.p), nil
+	}
+	p, err := decode(merchantID, id, doc)
+	if err != nil {
+		return p, err
+	}
+	d.mu.Lock()
+	if d.m == nil || len(d.m) >= maxDecoded {
+		d.m = make(map[string]decodedPayment, min(maxDecoded, 256))
+	}
+	d.m[id] = decodedPayment{merchantID: merchantID, doc: string(doc), p: p}
+	d.mu.Unlock()
+	return clonePayment(p), nil
+}
+
+// clonePayment is p sharing nothing with it.
+func clonePayment(p paymock.Payment) paymock.Payment {
+	if p.Metadata != nil {
+		p.Metadata = bytes.Clone(p.Metadata)
+	}
+	if p.PaymentMethod != nil {
+		pm := *p.PaymentMethod
+		if pm.BillingDetails != nil {
+			bd := *pm.BillingDetails
+			if bd.Address != nil {
+				a := *bd.Address
+				bd.Address = &a
+			}
+			pm.BillingDetails = &bd
+		}
+		p.PaymentMethod = &pm
+	}
+	return p
 }

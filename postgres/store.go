@@ -29,6 +29,9 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Logger receives the migrations applied; nil discards.
 	Logger *slog.Logger
+	// DialFunc opens each connection to the server; nil means pgx's
+	// own. Tests wrap the connection to count round trips.
+	DialFunc pgconn.DialFunc
 }
 
 // DefaultMaxConns is the pool size when Config.MaxConns is 0.
@@ -45,6 +48,17 @@ type Store struct {
 	// clockReads shares one query among the reads of a merchant's clock
 	// that arrive together (clockreads.go).
 	clockReads *coalescedReads
+	// changes holds keys, fault rules, clocks and customers while every
+	// replica's change of them is heard (changes.go).
+	changes *changes
+	// decoded spares decoding a payment read again unchanged (record.go).
+	decoded decodedPayments
+	// journal groups the appends to the request journal (journal.go).
+	journal journalWriter
+	// stop ends the listening for changes; listening is closed when it
+	// has.
+	stop      context.CancelFunc
+	listening chan struct{}
 }
 
 var _ paymock.Store = (*Store)(nil)
@@ -80,6 +94,9 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 	case pc.ConnConfig.ConnectTimeout == 0:
 		pc.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
+	if cfg.DialFunc != nil {
+		pc.ConnConfig.DialFunc = cfg.DialFunc
+	}
 	where := fmt.Sprintf("%s:%d/%s", pc.ConnConfig.Host, pc.ConnConfig.Port, pc.ConnConfig.Database)
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
@@ -97,6 +114,13 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 	log.Debug("database ready", "database", where, "schema_version", version, "max_conns", pc.MaxConns)
 	s := &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns)}
 	s.clockReads = &coalescedReads{query: s.queryClock}
+	s.changes = newChanges()
+	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop, s.listening = stop, make(chan struct{})
+	go func() {
+		defer close(s.listening)
+		s.listen(lctx)
+	}()
 	return s, nil
 }
 
@@ -122,7 +146,11 @@ func (s *Store) Backend() paymock.Backend {
 }
 
 // Close closes every connection, waiting for those in use.
-func (s *Store) Close() { s.pool.Close() }
+func (s *Store) Close() {
+	s.stop()
+	<-s.listening
+	s.pool.Close()
+}
 
 // Ping checks that the database answers, for readiness probes.
 func (s *Store) Ping(ctx context.Context) error {
@@ -161,7 +189,7 @@ func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment
 	if err != nil {
 		return paymock.Payment{}, notFound(id, err)
 	}
-	return decode(merchantID, id, doc)
+	return s.decoded.decode(merchantID, id, doc)
 }
 
 // Locate implements paymock.Store. Ids are unique in practice (they are
@@ -178,7 +206,7 @@ func (s *Store) Locate(ctx context.Context, id string) (paymock.Payment, error) 
 	if err != nil {
 		return paymock.Payment{}, notFound(id, err)
 	}
-	return decode(merchantID, id, doc)
+	return s.decoded.decode(merchantID, id, doc)
 }
 
 func notFound(id string, err error) error {
@@ -216,7 +244,7 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 		if id == nil { // the page is empty: the row only carries the total
 			continue
 		}
-		p, err := decode(merchantID, *id, doc)
+		p, err := s.decoded.decode(merchantID, *id, doc)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -233,10 +261,16 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 // race on a new email, both get the id that was stored first.
 func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID func() string) (string, error) {
 	key := strings.ToLower(email)
+	ck := customerKey{merchantID, key}
+	if id, ok := s.changes.customer(ck); ok {
+		return id, nil
+	}
+	gen := s.changes.begin()
 	var id string
 	err := s.pool.QueryRow(ctx, `SELECT id FROM customers WHERE merchant_id = $1 AND email = $2`,
 		merchantID, key).Scan(&id)
 	if err == nil {
+		s.changes.putCustomer(gen, ck, id)
 		return id, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
@@ -251,6 +285,7 @@ func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID 
 		merchantID, key).Scan(&id); err != nil {
 		return "", check("reading a customer", err)
 	}
+	s.changes.putCustomer(gen, ck, id)
 	return id, nil
 }
 
@@ -309,7 +344,7 @@ func (s *Store) update(ctx context.Context, merchantID, id string, fn func(*paym
 // Reset implements paymock.Store. A payment inserted while the reset runs
 // is either deleted with the rest or kept whole.
 func (s *Store) Reset(ctx context.Context, merchantID string) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.changedIn(ctx, merchantID, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `DELETE FROM payments WHERE merchant_id = $1`, merchantID); err != nil {
 			return err
 		}

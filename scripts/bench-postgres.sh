@@ -2,7 +2,8 @@
 # Runs the load benchmark (cmd/paymock-load) against paymock on the memory
 # store, on PostgreSQL, and as two replicas over one PostgreSQL database,
 # for the same time each, and prints one table of create, retrieve and list
-# throughput with p99s. The database is a throwaway cluster of Debian's
+# throughput with p99s, the CPU time per request, the database round trips
+# per request, and each figure against its target (issue 24). The database is a throwaway cluster of Debian's
 # postgresql (initdb into a temporary folder, a free loopback port), with a
 # fresh database per setup; everything started is stopped and removed at
 # the end, on failure too. About 40 seconds at the default duration.
@@ -115,6 +116,17 @@ for attempt in 1 2 3; do # a free port can be taken before the server binds it
 		exit 1
 	fi
 done
+
+psql=$(command -v psql || echo "$pgbin/psql")
+
+# xacts prints how many transactions database $1 has run: each statement
+# or pipelined batch a request sends outside a transaction is one, and one
+# round trip (a pgx batch is one implicit transaction). PostgreSQL counts
+# a session's at its end at the latest: read after the paymocks stopped.
+xacts() {
+	"$psql" -qAt -h 127.0.0.1 -p "$pgport" -U postgres -d postgres \
+		-c "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '$1'"
+}
 
 # newdb creates an empty database and prints its URL.
 newdb() {
@@ -247,10 +259,13 @@ echo "(b) one paymock, PostgreSQL, $clients clients, $duration..." >&2
 url=$(newdb bench_one)
 serve --store "$url"
 t0=$(ticks)
+x0=$(xacts bench_one)
 load "$addr" "$clients" "$work/b.txt"
 waitloads
 tb=("$t0" "$(ticks)")
 stopall
+sleep 1 # the sessions' last counts reach the statistics
+xb=$(($(xacts bench_one) - x0))
 
 echo "(c) two paymock replicas, one PostgreSQL database, $((clients / 2)) clients each, $duration..." >&2
 url=$(newdb bench_two)
@@ -259,11 +274,14 @@ c1=$addr
 serve --store "$url"
 c2=$addr
 t0=$(ticks)
+x0=$(xacts bench_two)
 load "$c1" $((clients / 2)) "$work/c1.txt"
 load "$c2" $((clients / 2)) "$work/c2.txt"
 waitloads
 tc=("$t0" "$(ticks)")
 stopall
+sleep 1
+xc=$(($(xacts bench_two) - x0))
 
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -288,6 +306,40 @@ echo "|---|---|---|---|"
 cpurow "memory store, one paymock" "${ta[@]}" "$work/a.txt"
 cpurow "PostgreSQL, one paymock" "${tb[@]}" "$work/b.txt"
 cpurow "PostgreSQL, two replicas" "${tc[@]}" "$work/c1.txt" "$work/c2.txt"
+echo
+
+# The figures against the targets: throughput is all operations' req/s,
+# CPU both sides' per request, round trips the database's transactions
+# per request (the background sweeps and deliveries included, so a
+# little over the requests' own; postgres/roundtrips_test.go counts each
+# operation's exactly, on the wire).
+reqs() { awk '$1 == "create" || $1 == "list" || $1 == "retrieve" { n += $2 } END { print n + 0 }' "$@"; }
+rps() { awk '$1 == "create" || $1 == "list" || $1 == "retrieve" { n += $3 } END { print n + 0 }' "$@"; }
+cpu() { # CPU µs per request of the setup: paymock, PostgreSQL
+	local t0=$1 t1=$2
+	shift 2
+	awk -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" -v n="$(reqs "$@")" 'BEGIN {
+		split(t0, a, " "); split(t1, b, " ")
+		printf "%.0f %.0f\n", (b[1] - a[1]) / hz * 1e6 / n, (b[2] - a[2]) / hz * 1e6 / n }'
+}
+ratio() { awk -v v="$1" -v t="$2" -v dir="$3" 'BEGIN {
+	r = v / t; met = (dir == "ge" && r >= 1) || (dir == "le" && r <= 1)
+	printf "%.2fx of target, %s", r, met ? "met" : "NOT met" }'; }
+target_rows() { # setup label, throughput ratio, cpu "own pg", round trips
+	local own=${3% *} pg=${3#* }
+	echo "| $1: req/s vs the memory store, same run | $(printf '%.2f' "$2")x | >= 0.4x | $(ratio "$2" 0.4 ge) |"
+	echo "| $1: CPU per request, paymock + PostgreSQL | $((own + pg)) µs ($own + $pg) | <= 500 µs | $(ratio $((own + pg)) 500 le) |"
+	echo "| $1: database round trips per request | $4 | <= 2 | $(ratio "$4" 2 le) |"
+}
+mem_rps=$(rps "$work/a.txt")
+echo "Against the targets (issue 24):"
+echo
+echo "| figure | measured | target | ratio |"
+echo "|---|---|---|---|"
+target_rows "PostgreSQL, one paymock" "$(awk -v a="$(rps "$work/b.txt")" -v m="$mem_rps" 'BEGIN {print a / m}')" \
+	"$(cpu "${tb[@]}" "$work/b.txt")" "$(awk -v x="$xb" -v n="$(reqs "$work/b.txt")" 'BEGIN {printf "%.2f", x / n}')"
+target_rows "PostgreSQL, two replicas" "$(awk -v a="$(rps "$work/c1.txt" "$work/c2.txt")" -v m="$mem_rps" 'BEGIN {print a / m}')" \
+	"$(cpu "${tc[@]}" "$work/c1.txt" "$work/c2.txt")" "$(awk -v x="$xc" -v n="$(reqs "$work/c1.txt" "$work/c2.txt")" 'BEGIN {printf "%.2f", x / n}')"
 echo
 for f in a b c1 c2; do
 	case $f in
