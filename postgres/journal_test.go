@@ -7,6 +7,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -93,7 +94,7 @@ func TestJournal_ConcurrentAppendsAreEachStoredOnceWithTheirViolations(t *testin
 			if i%4 == 0 {
 				status = 400
 			}
-			if err := s.AppendRequest(context.Background(), "acme", journalRecord(fmt.Sprintf("req_%02d", i), "createPayment", status)); err != nil {
+			if err := s.AppendRequest(context.Background(), "acme", journaltest.Record(fmt.Sprintf("req_%02d", i), "createPayment", status)); err != nil {
 				errs <- err
 			}
 		})
@@ -103,15 +104,15 @@ func TestJournal_ConcurrentAppendsAreEachStoredOnceWithTheirViolations(t *testin
 	for err := range errs {
 		t.Error(err)
 	}
-	ids, total := listIDs(t, s, "acme", paymock.JournalQuery{Keep: 1000, Limit: 100})
+	ids, total := journaltest.IDs(t, s, "acme", paymock.JournalQuery{Keep: 1000, Limit: 100})
 	slices.Sort(ids)
 	if total != n || len(slices.Compact(ids)) != n {
 		t.Fatalf("listed %d distinct of %d, want %d", len(ids), total, n)
 	}
-	if _, total := listIDs(t, s, "acme", paymock.JournalQuery{Keep: 1000, Limit: 100, Violations: true}); total != n/4 {
+	if _, total := journaltest.IDs(t, s, "acme", paymock.JournalQuery{Keep: 1000, Limit: 100, Violations: true}); total != n/4 {
 		t.Errorf("%d requests listed with violations, want %d", total, n/4)
 	}
-	if _, violations := callsOf(t, s, "acme"); violations["createPayment currency/parameter_invalid"] != n/4 {
+	if _, violations := journaltest.Calls(t, s, "acme"); violations["createPayment currency/parameter_invalid"] != n/4 {
 		t.Errorf("violations %v", violations)
 	}
 }
