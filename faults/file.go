@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	yaml "github.com/oasdiff/yaml3"
 )
 
 // FileError is a rule file refused at start, with where and why.

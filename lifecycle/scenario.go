@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
+	yaml "github.com/oasdiff/yaml3"
 	"github.com/paymock/paymock"
-	"gopkg.in/yaml.v3"
 )
 
 // Step is one outcome, due a while after the payment was created.

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	yaml "github.com/oasdiff/yaml3"
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"

@@ -12,7 +12,7 @@ import (
 	"regexp"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	yaml "github.com/oasdiff/yaml3"
 
 	"github.com/paymock/paymock"
 )
