@@ -167,6 +167,9 @@ func TestWebhookFaults_ExtraFieldsAreSignedAndTheRetryIsPlain(t *testing.T) {
 	}
 	delete(got, "paymock_extra")
 	delete(data, "paymock_extra")
+	if env.normalize { // the journal's answer was turned back into the default form
+		defaultForm(got, env.URL+"/checkout/")
+	}
 	if !reflect.DeepEqual(got, stored) {
 		t.Errorf("payload less the extra fields:\n%v\nwant the event's:\n%v", got, stored)
 	}
