@@ -186,9 +186,12 @@ docker stop -t 5 "$term" >/dev/null
 stopped_after=$(since "$stop_started")
 exit_code=$(docker inspect -f '{{.State.ExitCode}}' "$term")
 [ "$exit_code" = 0 ] || fail "SIGTERM: exit code $exit_code (137: still running after 5 s); $(docker logs "$term" 2>&1 | tail -5)"
-docker logs "$term" 2>&1 | grep -q 'msg="webhook deliveries left pending at shutdown" scheduled_sends=' ||
+# The logs are read once into a variable: with pipefail, grep -q leaving
+# at its first match can make docker logs die of SIGPIPE and fail the pipe.
+term_logs=$(docker logs "$term" 2>&1)
+grep -q 'msg="webhook deliveries left pending at shutdown" scheduled_sends=' <<<"$term_logs" ||
   fail "shutdown did not record the pending attempts: $(docker logs "$term" 2>&1 | tail -5)"
-docker logs "$term" 2>&1 | grep -q 'msg="paymock stopped"' || fail "paymock did not log that it stopped"
+grep -q 'msg="paymock stopped"' <<<"$term_logs" || fail "paymock did not log that it stopped"
 say "stopped ${stopped_after}s after docker stop, exit 0, pending deliveries recorded as left pending"
 
 echo "== --store postgres:// on the docker network"

@@ -38,7 +38,7 @@ scripts/postgres.sh
 echo "== static binary, built as the Dockerfile builds it, and its healthcheck"
 bin="$(mktemp -d)/paymock"
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin" ./cmd/paymock
-go version -m "$bin" | grep -q "CGO_ENABLED=0" || { echo "the binary is not a CGO_ENABLED=0 build"; exit 1; }
+grep -q "CGO_ENABLED=0" <<<"$(go version -m "$bin")" || { echo "the binary is not a CGO_ENABLED=0 build"; exit 1; }
 addr="127.0.0.1:$(( 20000 + RANDOM % 20000 ))"
 "$bin" --addr "$addr" --log-level warn &
 pid=$!
