@@ -69,18 +69,19 @@ type changes struct {
 }
 
 func newChanges() *changes {
-	c := &changes{synced: map[string]chan struct{}{}}
-	c.reset()
-	return c
+	return &changes{synced: map[string]chan struct{}{}, gen: 1,
+		keys: map[[32]byte]paymock.StoredKey{}, rules: map[string][]ruleRow{},
+		clocks: map[string]cachedClock{}, customers: map[customerKey]string{}}
 }
 
-// reset drops everything; the caller holds mu (or owns c).
+// reset drops everything; the caller holds mu. The maps are emptied, never
+// replaced, so that a caller may name one without the lock (cached, put).
 func (c *changes) reset() {
 	c.gen++
-	c.keys = map[[32]byte]paymock.StoredKey{}
-	c.rules = map[string][]ruleRow{}
-	c.clocks = map[string]cachedClock{}
-	c.customers = map[customerKey]string{}
+	clear(c.keys)
+	clear(c.rules)
+	clear(c.clocks)
+	clear(c.customers)
 }
 
 // setLive starts or stops serving from the cache, dropping everything.
@@ -132,63 +133,21 @@ func keep[K comparable, V any](c *changes, gen uint64, m map[K]V) bool {
 	return true
 }
 
-func (c *changes) key(digest [32]byte) (paymock.StoredKey, bool) {
+// cached reads m[k] under c's lock; false while not listening.
+func cached[K comparable, V any](c *changes, m map[K]V, k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k, ok := c.keys[digest]
-	return k, ok && c.live
-}
-
-func (c *changes) putKey(gen uint64, digest [32]byte, k paymock.StoredKey) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if keep(c, gen, c.keys) {
-		c.keys[digest] = k
-	}
-}
-
-func (c *changes) rulesOf(merchantID string) ([]ruleRow, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.rules[merchantID]
-	return r, ok && c.live
-}
-
-func (c *changes) putRules(gen uint64, merchantID string, r []ruleRow) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if keep(c, gen, c.rules) {
-		c.rules[merchantID] = r
-	}
-}
-
-func (c *changes) clock(merchantID string) (cachedClock, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.clocks[merchantID]
+	v, ok := m[k]
 	return v, ok && c.live
 }
 
-func (c *changes) putClock(gen uint64, merchantID string, v cachedClock) {
+// put keeps v as m[k] when the read that made it began in the current
+// generation (keep).
+func put[K comparable, V any](c *changes, gen uint64, m map[K]V, k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if keep(c, gen, c.clocks) {
-		c.clocks[merchantID] = v
-	}
-}
-
-func (c *changes) customer(k customerKey) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id, ok := c.customers[k]
-	return id, ok && c.live
-}
-
-func (c *changes) putCustomer(gen uint64, k customerKey, id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if keep(c, gen, c.customers) {
-		c.customers[k] = id
+	if keep(c, gen, m) {
+		m[k] = v
 	}
 }
 

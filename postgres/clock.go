@@ -84,13 +84,13 @@ func scanClock(row pgx.Row) (paymock.ClockState, error) {
 // Clock implements paymock.ClockStore. Reads of one merchant's clock that
 // arrive together share one query (clockreads.go).
 func (s *Store) Clock(ctx context.Context, merchantID string) (paymock.ClockState, bool, error) {
-	if c, ok := s.changes.clock(merchantID); ok {
+	if c, ok := cached(s.changes, s.changes.clocks, merchantID); ok {
 		return c.st, c.ok, nil
 	}
 	gen := s.changes.begin()
 	st, ok, err := s.readClock(ctx, merchantID)
 	if err == nil {
-		s.changes.putClock(gen, merchantID, cachedClock{st: st, ok: ok})
+		put(s.changes, gen, s.changes.clocks, merchantID, cachedClock{st: st, ok: ok})
 	}
 	return st, ok, err
 }

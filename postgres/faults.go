@@ -90,7 +90,7 @@ func (s *Store) Rules(ctx context.Context, merchantID string) ([]paymock.StoredF
 // request of a merchant without rules, the usual case, costs no round
 // trip; each call decodes its own copies of those that match.
 func (s *Store) Candidates(ctx context.Context, merchantID string, target paymock.FaultTarget, selector string) ([]paymock.StoredFaultRule, error) {
-	all, ok := s.changes.rulesOf(merchantID)
+	all, ok := cached(s.changes, s.changes.rules, merchantID)
 	if !ok {
 		gen := s.changes.begin()
 		rows, err := s.pool.Query(ctx, `SELECT `+ruleColumns+`, f.selector FROM fault_rules f
@@ -98,7 +98,7 @@ func (s *Store) Candidates(ctx context.Context, merchantID string, target paymoc
 		if all, err = scanRuleRows(rows, err, true); err != nil {
 			return nil, check("matching the fault rules of "+merchantID, err)
 		}
-		s.changes.putRules(gen, merchantID, all)
+		put(s.changes, gen, s.changes.rules, merchantID, all)
 	}
 	var out []paymock.StoredFaultRule
 	for _, r := range all {

@@ -57,7 +57,7 @@ func scanKey(row pgx.Row) (paymock.StoredKey, error) {
 
 // Key implements paymock.KeyStore.
 func (s *Store) Key(ctx context.Context, digest [32]byte) (paymock.StoredKey, bool, error) {
-	if k, ok := s.changes.key(digest); ok {
+	if k, ok := cached(s.changes, s.changes.keys, digest); ok {
 		return k, true, nil
 	}
 	gen := s.changes.begin()
@@ -69,7 +69,7 @@ func (s *Store) Key(ctx context.Context, digest [32]byte) (paymock.StoredKey, bo
 		return paymock.StoredKey{}, false, check("reading an api key", err)
 	}
 	// Only keys found are kept: an unknown one is looked up each time.
-	s.changes.putKey(gen, digest, k)
+	put(s.changes, gen, s.changes.keys, digest, k)
 	return k, true, nil
 }
 

@@ -262,7 +262,7 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID func() string) (string, error) {
 	key := strings.ToLower(email)
 	ck := customerKey{merchantID, key}
-	if id, ok := s.changes.customer(ck); ok {
+	if id, ok := cached(s.changes, s.changes.customers, ck); ok {
 		return id, nil
 	}
 	gen := s.changes.begin()
@@ -270,7 +270,7 @@ func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID 
 	err := s.pool.QueryRow(ctx, `SELECT id FROM customers WHERE merchant_id = $1 AND email = $2`,
 		merchantID, key).Scan(&id)
 	if err == nil {
-		s.changes.putCustomer(gen, ck, id)
+		put(s.changes, gen, s.changes.customers, ck, id)
 		return id, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
@@ -285,7 +285,7 @@ func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID 
 		merchantID, key).Scan(&id); err != nil {
 		return "", check("reading a customer", err)
 	}
-	s.changes.putCustomer(gen, ck, id)
+	put(s.changes, gen, s.changes.customers, ck, id)
 	return id, nil
 }
 

@@ -363,33 +363,28 @@ func (r *builtReader) mapLike(v reflect.Value) {
 			*p = *openapi3.NewPathsWithCapacity(n - 1)
 		}
 		p.Extensions = ext
-		for range n - 1 {
-			k := r.string()
-			var item *openapi3.PathItem
-			r.value(reflect.ValueOf(&item).Elem())
-			p.Set(k, item)
-		}
+		readEntries(r, n, p.Set)
 	case *openapi3.Responses:
 		if n > 0 {
 			*p = *openapi3.NewResponsesWithCapacity(n - 1)
 		}
 		p.Extensions = ext
-		for range n - 1 {
-			k := r.string()
-			var resp *openapi3.ResponseRef
-			r.value(reflect.ValueOf(&resp).Elem())
-			p.Set(k, resp)
-		}
+		readEntries(r, n, p.Set)
 	case *openapi3.Callback:
 		if n > 0 {
 			*p = *openapi3.NewCallbackWithCapacity(n - 1)
 		}
 		p.Extensions = ext
-		for range n - 1 {
-			k := r.string()
-			var item *openapi3.PathItem
-			r.value(reflect.ValueOf(&item).Elem())
-			p.Set(k, item)
-		}
+		readEntries(r, n, p.Set)
+	}
+}
+
+// readEntries reads the n-1 keyed entries of a map-like value into set.
+func readEntries[T any](r *builtReader, n int, set func(string, T)) {
+	for range n - 1 {
+		k := r.string()
+		var item T
+		r.value(reflect.ValueOf(&item).Elem())
+		set(k, item)
 	}
 }
