@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,4 +215,70 @@ func TestEndpoint_RemembersABoundedNumber(t *testing.T) {
 	if n := len(d.parsed); n > endpointCacheSize || n == 0 {
 		t.Fatalf("%d endpoints remembered, want between 1 and %d", n, endpointCacheSize)
 	}
+}
+
+// TestSigners_SignAsSignDoesEveryTime checks that a reused keyed MAC signs
+// each message as a fresh one would: a Reset missing between two uses, or
+// a scratch buffer shared wrongly, would change the second signature.
+func TestSigners_SignAsSignDoesEveryTime(t *testing.T) {
+	other, err := GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := "evt_" + strings.Repeat("x", 200) // past the scratch buffer
+	for _, secret := range []string{testSecret, other} {
+		key, err := secretKey(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newSigners(key)
+		for _, tc := range []struct {
+			name string
+			id   string
+			ts   int64
+			body string
+		}{
+			{"first use", "evt_1", 1614265330, `{"test": 2432232314}`},
+			{"reused, another body", "evt_2", 1614265331, `{"id":"evt_2","type":"payment.completed"}`},
+			{"reused, empty body", "evt_3", 0, ``},
+			{"an id longer than the scratch space", long, 1614265332, `{}`},
+			{"after the long id", "evt_4", 1614265333, `{"a":1}`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				want, err := Sign(secret, tc.id, time.Unix(tc.ts, 0), []byte(tc.body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := s.sign(tc.id, tc.ts, []byte(tc.body)); got != want {
+					t.Errorf("sign = %q, Sign = %q", got, want)
+				}
+			})
+		}
+	}
+}
+
+// TestSigners_ConcurrentSignsAgree signs from several goroutines at once
+// (one endpoint's senders share its signers): each signature must be the
+// one Sign gives for its own message.
+func TestSigners_ConcurrentSignsAgree(t *testing.T) {
+	key, err := secretKey(testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSigners(key)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				id := "evt_" + strconv.Itoa(g) + "_" + strconv.Itoa(i)
+				body := []byte(`{"n":` + strconv.Itoa(i) + `}`)
+				want, _ := Sign(testSecret, id, time.Unix(int64(i), 0), body)
+				if got := s.sign(id, int64(i), body); got != want {
+					t.Errorf("%s: sign = %q, Sign = %q", id, got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
