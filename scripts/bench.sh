@@ -83,6 +83,15 @@ kill "$pid"
 rss_per=$(((rss1 - rss0) * 1024 / creates))
 heap_per=$(((heap1 - heap0) / creates))
 
+# The webhook's latency, paymock in its own process and the measurer
+# (client and receiver, its collector off while it times) in another, so
+# that neither's garbage collection is counted as the other's.
+echo "complete -> verified webhook, 2000 deliveries..." >&2
+serve
+"$work/paymock-load" webhooks --url "http://$addr" --server-pid "$pid" --deliveries 2000 | tee "$work/hooks.txt" >&2
+kill "$pid"
+p99=$(sed -nE 's/.* p90 [0-9]+µs p99 ([0-9]+)µs .*/\1/p' "$work/hooks.txt")
+
 echo "exec to first healthy answer..." >&2
 start=$("$work/paymock-load" start --runs 15 --cmd "$work/paymock --addr {addr} --log-level error" --baseline "$work/bare --addr {addr}")
 echo "$start" >&2
@@ -107,7 +116,7 @@ best() { sort -g | head -1; }
 list_1k=$(field BenchmarkListPage ns/op "$work/gobench.txt" | best)
 list_1m=$(field BenchmarkListPage_Million ns/op "$work/gobench.txt" | best)
 list_ratio=$(awk -v a="$list_1m" -v b="$list_1k" 'BEGIN {printf "%.2fx", a / b}')
-p99=$(field BenchmarkCompleteToDelivery p99-µs "$work/gobench.txt")
+inproc_p99=$(field BenchmarkCompleteToDelivery p99-µs "$work/gobench.txt")
 pay_bytes=$(field BenchmarkStoredPaymentBytes B/payment "$work/gobench-bytes.txt")
 store_bytes=$(field BenchmarkMemoryStore_BytesPerPayment B/payment "$work/gobench-bytes.txt")
 merchant_bytes=$(field BenchmarkIdleMerchantBytes B/merchant "$work/gobench-bytes.txt")
@@ -126,7 +135,8 @@ echo "| memory per idle open-mode merchant (in-process live heap) | ${merchant_b
 of() { awk -v v="$1" -v t="$2" 'BEGIN {printf "%.2fx of target", v / t}'; }
 echo "| exec to first healthy 200, over bare net/http | +${start_delta} ms ($(of "$start_delta" 20)) | <= +20 ms | $(met "$start_delta" 20 le) |"
 echo "| first paymocktest.New of a process, CPU | ${first_new} ms ($(of "$first_new" 10)) | <= 10 ms | $(met "$first_new" 10 le) |"
-echo "| complete -> verified webhook, loopback, p99 | $(awk -v p="$p99" 'BEGIN {printf "%.2f ms", p / 1000}') | <= 1 ms | $(met "$(awk -v p="$p99" 'BEGIN {print p / 1000}')" 1 le) |"
+echo "| complete -> verified webhook, loopback, p99 | $(awk -v p="$p99" 'BEGIN {printf "%.2f ms", p / 1000}') ($(of "$p99" 1000); in one process with the test harness $(awk -v p="$inproc_p99" 'BEGIN {printf "%.2f ms", p / 1000}')) | <= 1 ms | $(met "$(awk -v p="$p99" 'BEGIN {print p / 1000}')" 1 le) |"
 echo
 sed 's/^/    /' "$work/compare.txt"
+sed 's/^/    /' "$work/hooks.txt"
 echo "    $start"

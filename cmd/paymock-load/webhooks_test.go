@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/paymock/paymock/sandbox"
+	"github.com/paymock/paymock/webhooks"
+)
+
+func TestParseHooks_RefusesWhatCannotBeMeasured(t *testing.T) {
+	for _, args := range [][]string{
+		{"--url", "http://10.0.0.1:8080"},
+		{"--url", "http://example.com"},
+		{"--deliveries", "0"},
+		{"--deliveries", "100001"},
+		{"--warmup", "-1"},
+		{"--timeout", "2m"},
+	} {
+		if _, err := parseHooks(args); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	if _, err := parseHooks([]string{"--url", "http://127.0.0.1:1", "--deliveries", "5"}); err != nil {
+		t.Errorf("a loopback target refused: %v", err)
+	}
+}
+
+// TestRunHooks_TimesVerifiedDeliveriesOfARealServer completes payments
+// of a real paymock one at a time and checks every one was timed.
+func TestRunHooks_TimesVerifiedDeliveriesOfARealServer(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Start()
+	defer sb.Close(context.Background())
+	ts := httptest.NewServer(sb.Handler())
+	defer ts.Close()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := run(ctx, []string{"webhooks", "--url", ts.URL, "--deliveries", "30", "--warmup", "3"}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"30 deliveries", " p99 ", "measurer's collections during the run: 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestHookReceiver_ReportsWhatDoesNotVerify checks the receiver times only
+// deliveries that verify with the endpoint's secret and are of the
+// payment completed.
+func TestHookReceiver_ReportsWhatDoesNotVerify(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	other, err := webhooks.GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		signWith string
+		payment  string
+		wantErr  string
+	}{
+		{"signed, of the payment", secret, "pay_1", ""},
+		{"signed with another secret", other, "pay_1", "does not verify"},
+		{"of another payment", secret, "pay_2", "another payment"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &hookReceiver{got: make(chan verified, 1)}
+			h.wh.Store(wh)
+			want := []byte(`"id":"pay_1"`)
+			h.want.Store(&want)
+			body := []byte(`{"id":"evt_1","type":"payment.completed","data":{"id":"` + tc.payment + `"}}`)
+			now := time.Now()
+			sig, err := webhooks.Sign(tc.signWith, "evt_1", now, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest("POST", "/hooks", bytes.NewReader(body))
+			req.Header.Set("webhook-id", "evt_1")
+			req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+			req.Header.Set("webhook-signature", sig)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			v := <-h.got
+			switch {
+			case tc.wantErr == "" && (v.err != nil || w.Code != http.StatusNoContent):
+				t.Errorf("got %d, %v; want 204 and no error", w.Code, v.err)
+			case tc.wantErr != "" && (v.err == nil || !strings.Contains(v.err.Error(), tc.wantErr)):
+				t.Errorf("error %v, want one saying %q", v.err, tc.wantErr)
+			case v.at.IsZero():
+				t.Error("no instant of verification")
+			}
+		})
+	}
+}
