@@ -122,7 +122,7 @@ func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape) (int, string
 		"Webhook-Timestamp": vals[3:4:4],
 		"Webhook-Signature": vals[4:5:5],
 	}
-	resp, err := d.client.Do(req)
+	resp, err := d.transport.RoundTrip(req)
 	if err != nil {
 		switch {
 		case d.sendCtx.Err() != nil:

@@ -192,8 +192,11 @@ type Config struct {
 	// Past it the oldest events whose deliveries are all finished are
 	// forgotten; an event with a delivery still pending is always kept.
 	MaxEvents int
-	// Client posts the deliveries. Default: a client that follows no
-	// redirects (a 3xx is a failed attempt).
+	// Client's Transport posts the deliveries (http.DefaultTransport when
+	// it has none). Only the Transport is used: a 3xx is a failed attempt
+	// whatever the client's CheckRedirect says, and Config.Timeout (not
+	// the client's) bounds each attempt. Default: a transport keeping MerchantSenders connections
+	// per host.
 	Client *http.Client
 	// Now is real time for the webhook-timestamp header; default time.Now.
 	// Receivers check that header against their own clock, so it is never
@@ -272,7 +275,10 @@ type Dispatcher struct {
 	timeout   time.Duration
 	lease     time.Duration
 	maxEvents int // per merchant journal
-	client    *http.Client
+	// transport is Config.Client's: an attempt is one request and
+	// follows no redirect, so it goes to the transport directly, without
+	// the client's redirect bookkeeping and copy of the headers.
+	transport http.RoundTripper
 	now       func() time.Time
 	endpoints Endpoints
 	faults    Faults
@@ -320,7 +326,6 @@ func New(cfg Config) (*Dispatcher, error) {
 		clock:       cfg.Clock,
 		timeout:     cfg.Timeout,
 		maxEvents:   cfg.MaxEvents,
-		client:      cfg.Client,
 		now:         cfg.Now,
 		endpoints:   cfg.Endpoints,
 		faults:      cfg.Faults,
@@ -359,12 +364,12 @@ func New(cfg Config) (*Dispatcher, error) {
 	case cfg.MaxEvents < 0:
 		return nil, errors.New("webhooks: MaxEvents must not be negative")
 	}
-	d.defaultsFill()
+	d.defaultsFill(cfg.Client)
 	return d, nil
 }
 
 // defaultsFill sets what the Config left zero.
-func (d *Dispatcher) defaultsFill() {
+func (d *Dispatcher) defaultsFill(client *http.Client) {
 	if d.maxEvents == 0 {
 		d.maxEvents = DefaultMaxEvents
 	}
@@ -392,13 +397,15 @@ func (d *Dispatcher) defaultsFill() {
 		d.perMerchant = 4
 	}
 	d.perMerchant = min(d.perMerchant, d.senders)
-	if d.client == nil {
+	switch {
+	case client == nil:
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = d.perMerchant
-		d.client = &http.Client{
-			Transport:     tr,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+		d.transport = tr
+	case client.Transport == nil:
+		d.transport = http.DefaultTransport
+	default:
+		d.transport = client.Transport
 	}
 	if d.now == nil {
 		d.now = time.Now
