@@ -51,7 +51,7 @@ func TestRunHooks_TimesVerifiedDeliveriesOfARealServer(t *testing.T) {
 	if err := run(ctx, []string{"webhooks", "--url", ts.URL, "--deliveries", "30", "--warmup", "3"}, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	for _, want := range []string{"30 deliveries", " p99 ", "measurer's collections during the run: 0"} {
+	for _, want := range []string{"30 deliveries", " p99 ", "collections during the run: 0"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
