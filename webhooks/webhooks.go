@@ -195,8 +195,8 @@ type Config struct {
 	// Client's Transport posts the deliveries (http.DefaultTransport when
 	// it has none). Only the Transport is used: a 3xx is a failed attempt
 	// whatever the client's CheckRedirect says, and Config.Timeout (not
-	// the client's) bounds each attempt. Default: a transport keeping MerchantSenders connections
-	// per host.
+	// the client's) bounds each attempt. Default: a transport keeping
+	// MerchantSenders idle connections per host.
 	Client *http.Client
 	// Now is real time for the webhook-timestamp header; default time.Now.
 	// Receivers check that header against their own clock, so it is never
