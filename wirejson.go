@@ -6,10 +6,24 @@ package paymock
 
 import "encoding/json"
 
+// EncodePlain writes p's wire form under enc, byte for byte as Encode
+// does, and says whether it wrote it by hand from w (the plain shapes of
+// appendWire): the bytes are then exactly appendWire's of w, so that a
+// reader may check the answer from w's values rather than parse the
+// bytes again. plain is false when the form went through encoding/json.
+func (p Payment) EncodePlain(enc Encoding) (b []byte, w WirePayment, plain bool, err error) {
+	w = p.wire(enc)
+	if b, ok := appendWire(make([]byte, 0, 640), &w); ok {
+		return b, w, true, nil
+	}
+	b, err = EncodeJSON(w)
+	return b, w, false, err
+}
+
 // appendWire appends w as EncodeJSON writes it. It takes the plain
 // shapes only (a payment without a payment method, strings of printable
 // ASCII, raw JSON without whitespace); false sends w to EncodeJSON.
-func appendWire(b []byte, w *paymentJSON) ([]byte, bool) {
+func appendWire(b []byte, w *WirePayment) ([]byte, bool) {
 	if w.PaymentMethod != nil || !plainRaw(w.Amount) || !plainRaw(w.Metadata) {
 		return nil, false
 	}

@@ -632,36 +632,55 @@ func (d *Document) bodyValid(rt *Route, contentType string, body []byte) bool {
 // responseValid reports whether a compiled check finds an answer valid
 // where kin's ValidateResponse would. False is no verdict.
 func (d *Document) responseValid(rt *Route, status int, header http.Header, body []byte) bool {
+	k := d.responseCheck(rt, status, header)
+	return k != nil && k.validBody(body)
+}
+
+// responseCheck is the compiled check of an answer's body where kin's
+// ValidateResponse would judge the answer by its body alone, or nil.
+func (d *Document) responseCheck(rt *Route, status int, header http.Header) *check {
 	resp := d.responses[responseKey{rt.Operation, status}]
 	if resp == nil || len(resp.Headers) > 0 {
-		return false // declared headers are kin's to check
+		return nil // declared headers are kin's to check
 	}
-	return d.contentValid(resp.Content, header.Get("Content-Type"), body)
+	return d.contentCheck(resp.Content, header.Get("Content-Type"))
 }
 
 // contentValid runs the compiled check of the media type kin would pick
 // for contentType, when that is JSON decoded the way kin decodes it.
 func (d *Document) contentValid(content openapi3.Content, contentType string, body []byte) bool {
+	k := d.contentCheck(content, contentType)
+	return k != nil && k.validBody(body)
+}
+
+// contentCheck is the compiled check of the media type kin would pick for
+// contentType, when that is JSON decoded the way kin decodes it, or nil.
+func (d *Document) contentCheck(content openapi3.Content, contentType string) *check {
 	if len(content) == 0 {
-		return false
+		return nil
 	}
 	mt := content.Get(contentType)
 	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Encoding) > 0 {
-		return false
+		return nil
 	}
 	// kin's decodeBody: parameters dropped, case folded, then its JSON
 	// decoder for application/json.
 	base, _, _ := strings.Cut(contentType, ";")
 	if strings.ToLower(strings.TrimSpace(base)) != "application/json" {
-		return false
+		return nil
 	}
 	if s := mt.Schema.Value; s.Type.Is(openapi3.TypeString) && s.Format == "binary" {
-		return false
+		return nil
 	}
 	k := d.checks[mt.Schema.Value]
 	if k == nil || k.unsupported {
-		return false
+		return nil
 	}
+	return k
+}
+
+// validBody reports whether k finds body valid. False is no verdict.
+func (k *check) validBody(body []byte) bool {
 	t, ok := parseTree(body)
 	if !ok {
 		return false

@@ -55,6 +55,9 @@ type Document struct {
 	// params are the compiled checks of each operation's parameters and
 	// security, for the operations the model covers.
 	params map[*openapi3.Operation]*opParams
+	// payModels are the response checks resolved for the keys of
+	// payments the encoder writes by hand (ValidatePaymentResponse).
+	payModels map[*check]*paymentModel
 
 	// prepare, when set, fills the fields above on first use (through
 	// ready): a run that never calls the control API never pays for its
@@ -145,6 +148,7 @@ func (d *Document) build(doc *openapi3.T) error {
 	d.reqOptsNoBody = &noBody
 	d.ops = operations(doc)
 	d.compileChecks()
+	d.compilePaymentModels()
 	d.compileParams()
 	return nil
 }

@@ -91,6 +91,7 @@ fuzz ./contract FuzzSegmentRouter_RoutesAsGorillamux
 fuzz ./contract FuzzPattern_MatchesAsTheRegexp
 fuzz ./contract FuzzPlainURI_OnlyWhatURLParseTakes
 fuzz ./contract FuzzPlainDateTime_OnlyWhatKinTakes
+fuzz ./contract FuzzPaymentModel_AgreesWithTheByteCheck
 fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
 fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
