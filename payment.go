@@ -194,4 +194,9 @@ func (p Payment) wire(enc Encoding) WirePayment {
 }
 
 // FormatTime writes t in the wire layout, in UTC and whole seconds.
-func FormatTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(TimeLayout) }
+func FormatTime(t time.Time) string {
+	if b, ok := appendPlainTime(make([]byte, 0, len(TimeLayout)), t); ok {
+		return string(b)
+	}
+	return t.UTC().Truncate(time.Second).Format(TimeLayout)
+}

@@ -4,7 +4,10 @@
 
 package paymock
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // EncodePlain writes p's wire form under enc, byte for byte as Encode
 // does, and says whether it wrote it by hand from w (the plain shapes of
@@ -94,4 +97,32 @@ func plainRaw(raw json.RawMessage) bool {
 		}
 	}
 	return len(raw) > 0 && json.Valid(raw)
+}
+
+// appendPlainTime appends t in TimeLayout, in UTC and whole seconds, as
+// FormatTime writes it, for the years 1 to 9999: there, Truncate's
+// rounding down since the zero time is the clock's dropping of the
+// fraction, and the year has four digits. false leaves other years to
+// time.Format.
+func appendPlainTime(b []byte, t time.Time) ([]byte, bool) {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 1 || year > 9999 {
+		return b, false
+	}
+	hour, minute, sec := t.Clock()
+	two := func(n int) { b = append(b, byte('0'+n/10), byte('0'+n%10)) }
+	two(year / 100)
+	two(year % 100)
+	b = append(b, '-')
+	two(int(month))
+	b = append(b, '-')
+	two(day)
+	b = append(b, 'T')
+	two(hour)
+	b = append(b, ':')
+	two(minute)
+	b = append(b, ':')
+	two(sec)
+	return append(b, 'Z'), true
 }

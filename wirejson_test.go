@@ -69,3 +69,34 @@ func FuzzEncode_WritesWhatEncodingJSONWrites(f *testing.F) {
 		samePaymentJSON(t, p, Encoding{AmountAsString: flags&2 != 0, StatusSucceeded: flags&4 != 0, OmitPaymentLink: flags&8 != 0})
 	})
 }
+
+func TestFormatTime_WritesWhatTimeFormatWrites(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(2026, 11, 24, 4, 5, 6, 999999999, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(0, 12, 31, 23, 59, 59, 500, time.UTC),
+		time.Date(-1, 6, 1, 12, 0, 0, 1, time.UTC),
+		time.Date(2026, 3, 29, 2, 30, 0, 0, time.FixedZone("x", 3600+1800)),
+		time.Now(),
+	} {
+		if got, want := FormatTime(at), at.UTC().Truncate(time.Second).Format(TimeLayout); got != want {
+			t.Errorf("FormatTime(%v) = %s, want %s", at, got, want)
+		}
+	}
+}
+
+// FuzzFormatTime_WritesWhatTimeFormatWrites compares the hand-written
+// timestamp with time.Format's at any instant and zone offset.
+func FuzzFormatTime_WritesWhatTimeFormatWrites(f *testing.F) {
+	f.Add(int64(1795000000), int64(0), 0)
+	f.Add(int64(-62135596800), int64(1), -3600)
+	f.Add(int64(253402300799), int64(999999999), 50400)
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		at := time.Unix(sec, nsec).In(time.FixedZone("z", offset%(100*3600)))
+		if got, want := FormatTime(at), at.UTC().Truncate(time.Second).Format(TimeLayout); got != want {
+			t.Fatalf("FormatTime(%v) = %s, want %s", at, got, want)
+		}
+	})
+}

@@ -94,6 +94,8 @@ fuzz ./contract FuzzPlainDateTime_OnlyWhatKinTakes
 fuzz ./contract FuzzPaymentModel_AgreesWithTheByteCheck
 fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
 fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
+fuzz . FuzzFormatTime_WritesWhatTimeFormatWrites
+fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
 fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
 fuzz ./mockserver FuzzMetadataScenario_ReadsAsEncodingJSON
