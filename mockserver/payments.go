@@ -22,8 +22,10 @@ func (s *Server) createPayment(c *echo.Context) error {
 	ctx := c.Request().Context()
 	m := merchantOf(c)
 	var req paymock.CreateRequest
-	if err := decodeBody(c, &req); err != nil {
-		return err
+	if !decodeCreate(bodyOf(c), &req) {
+		if err := decodeBody(c, &req); err != nil {
+			return err
+		}
 	}
 	now, err := s.clock.Now(ctx, m.ID)
 	if err != nil {

@@ -79,6 +79,7 @@ fuzz ./sandbox FuzzCreatePayment
 fuzz ./sandbox FuzzListPayments
 fuzz ./sandbox FuzzPathID
 fuzz ./mockserver FuzzDecode_TakesWhatTheContractTakes
+fuzz ./mockserver FuzzDecodeCreate_ReadsWhatEncodingJSONReads
 fuzz ./faults FuzzParseHeader
 fuzz ./faults FuzzParse
 fuzz ./lifecycle FuzzParseScenarios
