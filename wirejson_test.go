@@ -14,7 +14,11 @@ import (
 func samePaymentJSON(t *testing.T, p Payment, enc Encoding) {
 	t.Helper()
 	got, gotErr := p.Encode(enc)
-	want, wantErr := EncodeJSON(p.wire(enc))
+	w := p.wire(enc)
+	want, wantErr := EncodeJSON(w)
+	if b, ok := appendWire(nil, &w); ok && len(b) > wireSize(&w) {
+		t.Fatalf("%d bytes, wireSize %d: %s", len(b), wireSize(&w), b)
+	}
 	if (gotErr == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
 		t.Fatalf("Encode:\n%s (%v)\nencoding/json:\n%s (%v)", got, gotErr, want, wantErr)
 	}
@@ -99,4 +103,22 @@ func FuzzFormatTime_WritesWhatTimeFormatWrites(f *testing.F) {
 			t.Fatalf("FormatTime(%v) = %s, want %s", at, got, want)
 		}
 	})
+}
+
+func TestWireSize_HoldsTheBytes(t *testing.T) {
+	// The shortest values leave the most to the fixed part.
+	p := Payment{CreatedAt: time.Unix(0, 0)}
+	for _, status := range []Status{StatusPending, StatusCompleted} {
+		p.Status = status
+		for _, enc := range []Encoding{{}, {AmountAsString: true}, {OmitPaymentLink: true}} {
+			w := p.wire(enc)
+			b, ok := appendWire(nil, &w)
+			if !ok {
+				t.Fatal("not plain")
+			}
+			if size := wireSize(&w); len(b) > size {
+				t.Errorf("%s %+v: %d bytes, wireSize %d", status, enc, len(b), size)
+			}
+		}
+	}
 }
