@@ -478,3 +478,25 @@ func BenchmarkCheckJSON(b *testing.B) {
 		}
 	})
 }
+
+// FuzzPlainJSON_IsValidAndClean checks the one read that settles both
+// ReadBody's and CheckJSON's questions: a body of the plain shape is
+// valid JSON in which CheckJSON finds nothing.
+func FuzzPlainJSON_IsValidAndClean(f *testing.F) {
+	f.Add([]byte(jsonCreateBody))
+	f.Add([]byte(`{"a":"\ud800"}`))
+	f.Add([]byte(`{"a":1,"a":2}`))
+	f.Add([]byte("{\"a\":\"\xff\"}"))
+	f.Add([]byte(`[1e5,-0.5,true,null,{"":[]}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !plainJSON(body) {
+			return
+		}
+		if !json.Valid(body) {
+			t.Fatalf("plain, but encoding/json refuses it: %q", body)
+		}
+		if vs := CheckJSON(body); vs != nil {
+			t.Fatalf("plain, but CheckJSON finds %+v in %q", vs, body)
+		}
+	})
+}

@@ -86,6 +86,7 @@ fuzz ./lifecycle FuzzParseScenarios
 fuzz ./cmd/paymock FuzzLoadMerchants
 fuzz ./cmd/paymock FuzzParseRetry
 fuzz ./contract FuzzCheckJSON
+fuzz ./contract FuzzPlainJSON_IsValidAndClean
 fuzz ./contract FuzzCompiledCheck_PaymentAgreesWithKin
 fuzz ./contract FuzzParams_NeverPassWhatKinRefuses
 fuzz ./contract FuzzSegmentRouter_RoutesAsGorillamux
