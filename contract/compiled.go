@@ -7,13 +7,11 @@
 package contract
 
 import (
-	"encoding/json"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -560,34 +558,12 @@ func (k *check) object(t *tree, i int) verdict {
 	return result
 }
 
-// str is the string value of n as encoding/json decodes it. Without an
-// escape it is a view of the body's bytes, not a copy: the checks only
-// read it while the body is alive and unchanged, and keep nothing.
-func (t *tree) str(n *node) (string, bool) {
-	raw := t.raw(n)
-	if !n.escaped {
-		return view(raw), true
-	}
-	var s string
-	if err := json.Unmarshal(t.data[n.off:n.end], &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// view is b as a string without copying; see tree.str.
-func view(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
-}
-
 // compileChecks compiles the schema of every JSON request and response
 // body of the document, and indexes its responses by exact status.
 func (d *Document) compileChecks() {
 	d.checks = map[*openapi3.Schema]*check{}
 	d.responses = map[responseKey]*openapi3.Response{}
+	d.jsonChecks = map[responseKey]*check{}
 	if d.doc.IsOpenAPI31OrLater() {
 		return // kin validates 3.1 with its JSON Schema 2020 validator
 	}
@@ -617,6 +593,12 @@ func (d *Document) compileChecks() {
 			}
 		}
 	}
+	// The media type every answer of ours carries, looked up once.
+	for key, resp := range d.responses {
+		if k := d.contentCheck(resp.Content, "application/json"); k != nil && len(resp.Headers) == 0 {
+			d.jsonChecks[key] = k
+		}
+	}
 }
 
 // bodyValid reports whether a compiled check finds a request body valid
@@ -639,7 +621,11 @@ func (d *Document) responseValid(rt *Route, status int, header http.Header, body
 // responseCheck is the compiled check of an answer's body where kin's
 // ValidateResponse would judge the answer by its body alone, or nil.
 func (d *Document) responseCheck(rt *Route, status int, header http.Header) *check {
-	resp := d.responses[responseKey{rt.Operation, status}]
+	key := responseKey{rt.Operation, status}
+	if ct := header.Get("Content-Type"); ct == "application/json" {
+		return d.jsonChecks[key] // contentCheck's answer, found at Load
+	}
+	resp := d.responses[key]
 	if resp == nil || len(resp.Headers) > 0 {
 		return nil // declared headers are kin's to check
 	}

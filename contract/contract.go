@@ -52,6 +52,9 @@ type Document struct {
 	// both read-only after Load.
 	checks    map[*openapi3.Schema]*check
 	responses map[responseKey]*openapi3.Response
+	// jsonChecks are responseCheck's answers for the Content-Type
+	// application/json, found once.
+	jsonChecks map[responseKey]*check
 	// params are the compiled checks of each operation's parameters and
 	// security, for the operations the model covers.
 	params map[*openapi3.Operation]*opParams

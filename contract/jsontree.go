@@ -5,8 +5,10 @@
 package contract
 
 import (
+	"encoding/json"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The kinds of a node.
@@ -326,4 +328,27 @@ func (p *parser) array(i, at, depth int) int {
 		}
 		i = p.space(i + 1)
 	}
+}
+
+// str is the string value of n as encoding/json decodes it. Without an
+// escape it is a view of the body's bytes, not a copy: the checks only
+// read it while the body is alive and unchanged, and keep nothing.
+func (t *tree) str(n *node) (string, bool) {
+	raw := t.raw(n)
+	if !n.escaped {
+		return view(raw), true
+	}
+	var s string
+	if err := json.Unmarshal(t.data[n.off:n.end], &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// view is b as a string without copying; see tree.str.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
