@@ -564,6 +564,7 @@ func (d *Document) compileChecks() {
 	d.checks = map[*openapi3.Schema]*check{}
 	d.responses = map[responseKey]*openapi3.Response{}
 	d.jsonChecks = map[responseKey]*check{}
+	d.jsonBodies = map[*openapi3.Operation]*check{}
 	if d.doc.IsOpenAPI31OrLater() {
 		return // kin validates 3.1 with its JSON Schema 2020 validator
 	}
@@ -579,6 +580,9 @@ func (d *Document) compileChecks() {
 		for _, op := range d.doc.Paths.Value(p).Operations() {
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
 				content(rb.Value.Content)
+				if k := d.contentCheck(rb.Value.Content, "application/json"); k != nil {
+					d.jsonBodies[op] = k
+				}
 			}
 			if op.Responses == nil {
 				continue
@@ -593,7 +597,8 @@ func (d *Document) compileChecks() {
 			}
 		}
 	}
-	// The media type every answer of ours carries, looked up once.
+	// The media type every answer of ours and nearly every request
+	// carries, looked up once.
 	for key, resp := range d.responses {
 		if k := d.contentCheck(resp.Content, "application/json"); k != nil && len(resp.Headers) == 0 {
 			d.jsonChecks[key] = k
@@ -607,6 +612,10 @@ func (d *Document) bodyValid(rt *Route, contentType string, body []byte) bool {
 	rb := rt.Operation.RequestBody
 	if rb == nil || rb.Value == nil || len(body) == 0 {
 		return false
+	}
+	if contentType == "application/json" {
+		k := d.jsonBodies[rt.Operation] // contentCheck's answer, found at Load
+		return k != nil && k.validBody(body)
 	}
 	return d.contentValid(rb.Value.Content, contentType, body)
 }

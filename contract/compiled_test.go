@@ -278,7 +278,7 @@ func FuzzCompiledCheck_PaymentAgreesWithKin(f *testing.F) {
 	})
 }
 
-func TestResponseCheck_FoundOnceIsFoundAnew(t *testing.T) {
+func TestBodyChecks_FoundOnceAreFoundAnew(t *testing.T) {
 	docs, err := Embedded()
 	if err != nil {
 		t.Fatal(err)
@@ -293,6 +293,16 @@ func TestResponseCheck_FoundOnceIsFoundAnew(t *testing.T) {
 			}
 			if got := d.responseCheck(rt, key.status, http.Header{"Content-Type": {"application/json"}}); got != want {
 				t.Errorf("%s %d: the check found at Load is not the one found anew", key.op.OperationID, key.status)
+			}
+		}
+		for _, o := range d.ops {
+			op := d.doc.Paths.Find(o.Path).GetOperation(o.Method)
+			var want *check
+			if rb := op.RequestBody; rb != nil && rb.Value != nil {
+				want = d.contentCheck(rb.Value.Content, "application/json")
+			}
+			if got := d.jsonBodies[op]; got != want {
+				t.Errorf("%s: the request body's check found at Load is not the one found anew", o.ID)
 			}
 		}
 	}

@@ -55,6 +55,8 @@ type Document struct {
 	// jsonChecks are responseCheck's answers for the Content-Type
 	// application/json, found once.
 	jsonChecks map[responseKey]*check
+	// jsonBodies are the same of each operation's request body.
+	jsonBodies map[*openapi3.Operation]*check
 	// params are the compiled checks of each operation's parameters and
 	// security, for the operations the model covers.
 	params map[*openapi3.Operation]*opParams
