@@ -122,3 +122,21 @@ func TestWireSize_HoldsTheBytes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFormatTime compares the hand-written timestamp with
+// time.Format's.
+func BenchmarkFormatTime(b *testing.B) {
+	at := time.Date(2026, 11, 24, 4, 5, 6, 7, time.UTC)
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = FormatTime(at)
+		}
+	})
+	b.Run("time-format", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = at.UTC().Truncate(time.Second).Format(TimeLayout)
+		}
+	})
+}

@@ -500,3 +500,28 @@ func FuzzPlainJSON_IsValidAndClean(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReadJSONBody compares the one read of a plain create body
+// (paymock-load's) with encoding/json's scanner followed by CheckJSON,
+// which it replaces.
+func BenchmarkReadJSONBody(b *testing.B) {
+	body := []byte(`{"amount":10.50,"currency":"USD","customer":{"email":"load@example.com","name":"Load Test"},` +
+		`"description":"load","expires_in":3600,"metadata":{"k":"v"},` +
+		`"success_url":"https://shop.example.com/ok","cancel_url":"https://shop.example.com/no","mcc":5732}`)
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !plainJSON(body) {
+				b.Fatal("not plain")
+			}
+		}
+	})
+	b.Run("valid-then-checkjson", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !json.Valid(body) || CheckJSON(body) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+}

@@ -81,3 +81,27 @@ func FuzzDecodeCreate_ReadsWhatEncodingJSONReads(f *testing.F) {
 		sameAsEncodingJSON(t, body)
 	})
 }
+
+// BenchmarkDecodeCreate compares the hand reader with encoding/json on
+// the body of a typical create.
+func BenchmarkDecodeCreate(b *testing.B) {
+	body := []byte(createWith(`"expires_in":3600,"mcc":5732`))
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var r paymock.CreateRequest
+			if !decodeCreate(body, &r) {
+				b.Fatal("not plain")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var r paymock.CreateRequest
+			if err := decodeJSON(body, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
