@@ -75,7 +75,9 @@ func (s *Server) requestID(ctx context.Context, x *exchange) string {
 func (s *Server) newExchange() *exchange {
 	x, _ := s.exchanges.Get().(*exchange)
 	if x == nil {
-		return &exchange{rec: &recorder{header: make(http.Header)}}
+		x = &exchange{rec: &recorder{header: make(http.Header)}}
+		x.rec.x = x
+		return x
 	}
 	rec := x.rec
 	rec.reset()
@@ -89,7 +91,13 @@ func (s *Server) newExchange() *exchange {
 // maxPooledBody is the largest answer buffer kept for reuse.
 const maxPooledBody = 64 << 10
 
+// exchangeOf is the request's exchange: its recorder's, while the
+// recorder is the context's response (every step after record, a dozen
+// lookups a request, each of them a lock and a map read through c.Get).
 func exchangeOf(c *echo.Context) *exchange {
+	if rec, ok := c.Response().(*recorder); ok {
+		return rec.x
+	}
 	x, _ := c.Get(keyExchange).(*exchange)
 	return x
 }
@@ -401,6 +409,7 @@ type recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	x      *exchange // the exchange it records, for exchangeOf
 }
 
 func (r *recorder) Header() http.Header { return r.header }
