@@ -55,9 +55,11 @@ type paymentKeys struct {
 
 // wireKeys are the keys appendWire writes, in its order; payment_link is
 // written only when set.
-var wireKeys = [...]string{"id", "amount", "currency", "status", "customer", "description", "metadata",
-	"success_url", "cancel_url", "next_action", "payment_link", "payment_method", "completed_at",
-	"created_at", "updated_at", "expires_at"}
+func wireKeys() []string {
+	return []string{"id", "amount", "currency", "status", "customer", "description", "metadata",
+		"success_url", "cancel_url", "next_action", "payment_link", "payment_method", "completed_at",
+		"created_at", "updated_at", "expires_at"}
+}
 
 // Indexes in wireKeys.
 const (
@@ -84,8 +86,8 @@ const (
 func (d *Document) compilePaymentModels() {
 	d.payModels = map[*check]*paymentModel{}
 	for _, k := range d.checks {
-		link := resolvePaymentKeys(k, wireKeys[:])
-		noLink := resolvePaymentKeys(k, slices.Delete(slices.Clone(wireKeys[:]), wkPaymentLink, wkPaymentLink+1))
+		link := resolvePaymentKeys(k, wireKeys())
+		noLink := resolvePaymentKeys(k, slices.Delete(wireKeys(), wkPaymentLink, wkPaymentLink+1))
 		if link != nil || noLink != nil {
 			d.payModels[k] = &paymentModel{link: link, noLink: noLink}
 		}
@@ -97,9 +99,10 @@ func resolvePaymentKeys(k *check, keys []string) *paymentKeys {
 	if !ok {
 		return nil
 	}
-	pk := &paymentKeys{values: make([]*check, len(wireKeys))}
+	all := wireKeys()
+	pk := &paymentKeys{values: make([]*check, len(all))}
 	for i, key := range keys {
-		pk.values[slices.Index(wireKeys[:], key)] = subs[i]
+		pk.values[slices.Index(all, key)] = subs[i]
 	}
 	cus, ok := objectKeys(pk.values[wkCustomer], []string{"id", "email", "name"})
 	if !ok {
