@@ -32,6 +32,13 @@ type JournalEntry struct {
 // JournalMillis is a duration in whole microseconds as the milliseconds a
 // JournalEntry shows: three decimals, nothing past them.
 func JournalMillis(us int64) float64 {
+	if us > -1<<40 && us < 1<<40 {
+		// us is exact in a float64 and the division rounds correctly, so
+		// the quotient is the float nearest the three-decimal number,
+		// which is what printing and parsing it again gives
+		// (FuzzJournalMillis_IsThePrintedMilliseconds).
+		return float64(us) / 1000
+	}
 	ms, _ := strconv.ParseFloat(strconv.FormatFloat(float64(us)/1000, 'f', 3, 64), 64)
 	return ms
 }

@@ -105,7 +105,9 @@ type Encoding struct {
 	OmitPaymentLink bool // no payment_link on checkout payments
 }
 
-type paymentJSON struct {
+// WirePayment is a payment's wire form field by field, as the service
+// API and the webhooks send it (see Payment.Encode and EncodePlain).
+type WirePayment struct {
 	ID            string          `json:"id"`
 	Amount        json.RawMessage `json:"amount"`
 	Currency      Currency        `json:"currency"`
@@ -129,11 +131,8 @@ func (p Payment) MarshalJSON() ([]byte, error) { return p.Encode(Encoding{}) }
 
 // Encode writes p's wire form under enc.
 func (p Payment) Encode(enc Encoding) ([]byte, error) {
-	w := p.wire(enc)
-	if b, ok := appendWire(make([]byte, 0, 640), &w); ok {
-		return b, nil
-	}
-	return EncodeJSON(w)
+	b, _, _, err := p.EncodePlain(enc)
+	return b, err
 }
 
 // EncodeJSON is json.Marshal without HTML escaping, so that metadata and
@@ -149,7 +148,7 @@ func EncodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-func (p Payment) wire(enc Encoding) paymentJSON {
+func (p Payment) wire(enc Encoding) WirePayment {
 	amount := make([]byte, 0, 18)
 	if enc.AmountAsString {
 		amount = append(amount, '"')
@@ -158,7 +157,7 @@ func (p Payment) wire(enc Encoding) paymentJSON {
 	if enc.AmountAsString {
 		amount = append(amount, '"')
 	}
-	w := paymentJSON{
+	w := WirePayment{
 		ID:            p.ID,
 		Amount:        amount,
 		Currency:      p.Currency,
@@ -195,4 +194,9 @@ func (p Payment) wire(enc Encoding) paymentJSON {
 }
 
 // FormatTime writes t in the wire layout, in UTC and whole seconds.
-func FormatTime(t time.Time) string { return t.UTC().Truncate(time.Second).Format(TimeLayout) }
+func FormatTime(t time.Time) string {
+	if b, ok := appendPlainTime(make([]byte, 0, len(TimeLayout)), t); ok {
+		return string(b)
+	}
+	return t.UTC().Truncate(time.Second).Format(TimeLayout)
+}

@@ -4,12 +4,29 @@
 
 package paymock
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
+
+// EncodePlain writes p's wire form under enc, byte for byte as Encode
+// does, and says whether it wrote it by hand from w (the plain shapes of
+// appendWire): the bytes are then exactly appendWire's of w, so that a
+// reader may check the answer from w's values rather than parse the
+// bytes again. plain is false when the form went through encoding/json.
+func (p Payment) EncodePlain(enc Encoding) (b []byte, w WirePayment, plain bool, err error) {
+	w = p.wire(enc)
+	if b, ok := appendWire(make([]byte, 0, wireSize(&w)), &w); ok {
+		return b, w, true, nil
+	}
+	b, err = EncodeJSON(w)
+	return b, w, false, err
+}
 
 // appendWire appends w as EncodeJSON writes it. It takes the plain
 // shapes only (a payment without a payment method, strings of printable
 // ASCII, raw JSON without whitespace); false sends w to EncodeJSON.
-func appendWire(b []byte, w *paymentJSON) ([]byte, bool) {
+func appendWire(b []byte, w *WirePayment) ([]byte, bool) {
 	if w.PaymentMethod != nil || !plainRaw(w.Amount) || !plainRaw(w.Metadata) {
 		return nil, false
 	}
@@ -59,6 +76,25 @@ func appendWire(b []byte, w *paymentJSON) ([]byte, bool) {
 	return b, ok
 }
 
+// wireSize is at least the length of appendWire's bytes of w, so that
+// they take one allocation: the keys and punctuation, and the values.
+func wireSize(w *WirePayment) int {
+	n := wireFixed + len(w.ID) + len(w.Amount) + len(w.Currency) + len(w.Status) + len(w.Customer.ID) +
+		len(w.Customer.Email) + len(w.Customer.Name) + len(w.Description) + len(w.Metadata) + len(w.SuccessURL) +
+		len(w.CancelURL) + len(w.PaymentLink) + len(w.CreatedAt) + len(w.UpdatedAt) + len(w.ExpiresAt)
+	if w.NextAction != nil {
+		n += len(w.NextAction.URL)
+	}
+	if w.CompletedAt != nil {
+		n += len(*w.CompletedAt)
+	}
+	return n
+}
+
+// wireFixed is what appendWire writes besides the values at most: every
+// key, quote and bracket, nulls in full (TestWireSize_HoldsTheBytes).
+const wireFixed = 320
+
 // plainString reports whether encoding/json writes s as its bytes in
 // quotes: printable ASCII without a quote or a backslash (with HTML
 // escaping off, as EncodeJSON has it).
@@ -80,4 +116,32 @@ func plainRaw(raw json.RawMessage) bool {
 		}
 	}
 	return len(raw) > 0 && json.Valid(raw)
+}
+
+// appendPlainTime appends t in TimeLayout, in UTC and whole seconds, as
+// FormatTime writes it, for the years 1 to 9999: there, Truncate's
+// rounding down since the zero time is the clock's dropping of the
+// fraction, and the year has four digits. false leaves other years to
+// time.Format.
+func appendPlainTime(b []byte, t time.Time) ([]byte, bool) {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 1 || year > 9999 {
+		return b, false
+	}
+	hour, minute, sec := t.Clock()
+	two := func(n int) { b = append(b, byte('0'+n/10), byte('0'+n%10)) }
+	two(year / 100)
+	two(year % 100)
+	b = append(b, '-')
+	two(int(month))
+	b = append(b, '-')
+	two(day)
+	b = append(b, 'T')
+	two(hour)
+	b = append(b, ':')
+	two(minute)
+	b = append(b, ':')
+	two(sec)
+	return append(b, 'Z'), true
 }

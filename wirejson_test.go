@@ -14,7 +14,11 @@ import (
 func samePaymentJSON(t *testing.T, p Payment, enc Encoding) {
 	t.Helper()
 	got, gotErr := p.Encode(enc)
-	want, wantErr := EncodeJSON(p.wire(enc))
+	w := p.wire(enc)
+	want, wantErr := EncodeJSON(w)
+	if b, ok := appendWire(nil, &w); ok && len(b) > wireSize(&w) {
+		t.Fatalf("%d bytes, wireSize %d: %s", len(b), wireSize(&w), b)
+	}
 	if (gotErr == nil) != (wantErr == nil) || !bytes.Equal(got, want) {
 		t.Fatalf("Encode:\n%s (%v)\nencoding/json:\n%s (%v)", got, gotErr, want, wantErr)
 	}
@@ -67,5 +71,72 @@ func FuzzEncode_WritesWhatEncodingJSONWrites(f *testing.F) {
 			p.Status, p.CompletedAt = StatusCompleted, p.CreatedAt
 		}
 		samePaymentJSON(t, p, Encoding{AmountAsString: flags&2 != 0, StatusSucceeded: flags&4 != 0, OmitPaymentLink: flags&8 != 0})
+	})
+}
+
+func TestFormatTime_WritesWhatTimeFormatWrites(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(2026, 11, 24, 4, 5, 6, 999999999, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(0, 12, 31, 23, 59, 59, 500, time.UTC),
+		time.Date(-1, 6, 1, 12, 0, 0, 1, time.UTC),
+		time.Date(2026, 3, 29, 2, 30, 0, 0, time.FixedZone("x", 3600+1800)),
+		time.Now(),
+	} {
+		if got, want := FormatTime(at), at.UTC().Truncate(time.Second).Format(TimeLayout); got != want {
+			t.Errorf("FormatTime(%v) = %s, want %s", at, got, want)
+		}
+	}
+}
+
+// FuzzFormatTime_WritesWhatTimeFormatWrites compares the hand-written
+// timestamp with time.Format's at any instant and zone offset.
+func FuzzFormatTime_WritesWhatTimeFormatWrites(f *testing.F) {
+	f.Add(int64(1795000000), int64(0), 0)
+	f.Add(int64(-62135596800), int64(1), -3600)
+	f.Add(int64(253402300799), int64(999999999), 50400)
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		at := time.Unix(sec, nsec).In(time.FixedZone("z", offset%(100*3600)))
+		if got, want := FormatTime(at), at.UTC().Truncate(time.Second).Format(TimeLayout); got != want {
+			t.Fatalf("FormatTime(%v) = %s, want %s", at, got, want)
+		}
+	})
+}
+
+func TestWireSize_HoldsTheBytes(t *testing.T) {
+	// The shortest values leave the most to the fixed part.
+	p := Payment{CreatedAt: time.Unix(0, 0)}
+	for _, status := range []Status{StatusPending, StatusCompleted} {
+		p.Status = status
+		for _, enc := range []Encoding{{}, {AmountAsString: true}, {OmitPaymentLink: true}} {
+			w := p.wire(enc)
+			b, ok := appendWire(nil, &w)
+			if !ok {
+				t.Fatal("not plain")
+			}
+			if size := wireSize(&w); len(b) > size {
+				t.Errorf("%s %+v: %d bytes, wireSize %d", status, enc, len(b), size)
+			}
+		}
+	}
+}
+
+// BenchmarkFormatTime compares the hand-written timestamp with
+// time.Format's.
+func BenchmarkFormatTime(b *testing.B) {
+	at := time.Date(2026, 11, 24, 4, 5, 6, 7, time.UTC)
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = FormatTime(at)
+		}
+	})
+	b.Run("time-format", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = at.UTC().Truncate(time.Second).Format(TimeLayout)
+		}
 	})
 }

@@ -17,6 +17,16 @@ import (
 // ReadBody reads the body of an operation that takes one, once, under the
 // limit, and checks that it is JSON at all before schema validation.
 func ReadBody(r *http.Request, limit int64) ([]byte, error) {
+	return readBody(r, limit, false)
+}
+
+// ReadJSONBody is ReadBody, and then CheckJSON's findings answered as
+// invalid: one read of a body in the plain shape (plainJSON) settles both.
+func ReadJSONBody(r *http.Request, limit int64) ([]byte, error) {
+	return readBody(r, limit, true)
+}
+
+func readBody(r *http.Request, limit int64, strict bool) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	if err != nil {
 		return nil, WithStatus(http.StatusBadRequest, paymock.InvalidRequest, "body_unreadable", "the request body could not be read")
@@ -34,6 +44,9 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 		return nil, WithStatus(http.StatusUnsupportedMediaType, paymock.InvalidRequest, "unsupported_media_type",
 			"the request body must be sent with Content-Type: application/json")
 	}
+	if plainJSON(data) {
+		return data, nil // valid, and nothing for CheckJSON to find
+	}
 	if !json.Valid(data) {
 		var v any
 		msg := "the request body is not valid JSON"
@@ -43,7 +56,33 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 		}
 		return nil, paymock.Invalid(paymock.Violation{Code: "invalid_json", Message: msg})
 	}
+	if strict {
+		// What encoding/json would take silently (a duplicated key, bytes
+		// that are not UTF-8) is a client bug the sandbox must show.
+		if vs := CheckJSON(data); vs != nil {
+			return nil, paymock.Invalid(vs...)
+		}
+	}
 	return data, nil
+}
+
+// plainJSON reports whether data is JSON of the plain shape: parseTree
+// takes it (so it is valid JSON without a duplicated key or a byte that
+// is not UTF-8) and no string holds an escape (so none hides a lone
+// surrogate). CheckJSON finds nothing in such a body
+// (FuzzPlainJSON_IsValidAndClean).
+func plainJSON(data []byte) bool {
+	t, ok := parseTree(data)
+	if !ok {
+		return false
+	}
+	defer t.release()
+	for i := range t.nodes {
+		if t.nodes[i].escaped {
+			return false
+		}
+	}
+	return true
 }
 
 // mediaType is mime.ParseMediaType's media type, without its work (and

@@ -7,13 +7,11 @@
 package contract
 
 import (
-	"encoding/json"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -560,34 +558,13 @@ func (k *check) object(t *tree, i int) verdict {
 	return result
 }
 
-// str is the string value of n as encoding/json decodes it. Without an
-// escape it is a view of the body's bytes, not a copy: the checks only
-// read it while the body is alive and unchanged, and keep nothing.
-func (t *tree) str(n *node) (string, bool) {
-	raw := t.raw(n)
-	if !n.escaped {
-		return view(raw), true
-	}
-	var s string
-	if err := json.Unmarshal(t.data[n.off:n.end], &s); err != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// view is b as a string without copying; see tree.str.
-func view(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
-}
-
 // compileChecks compiles the schema of every JSON request and response
 // body of the document, and indexes its responses by exact status.
 func (d *Document) compileChecks() {
 	d.checks = map[*openapi3.Schema]*check{}
 	d.responses = map[responseKey]*openapi3.Response{}
+	d.jsonChecks = map[responseKey]*check{}
+	d.jsonBodies = map[*openapi3.Operation]*check{}
 	if d.doc.IsOpenAPI31OrLater() {
 		return // kin validates 3.1 with its JSON Schema 2020 validator
 	}
@@ -603,6 +580,9 @@ func (d *Document) compileChecks() {
 		for _, op := range d.doc.Paths.Value(p).Operations() {
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
 				content(rb.Value.Content)
+				if k := d.contentCheck(rb.Value.Content, "application/json"); k != nil {
+					d.jsonBodies[op] = k
+				}
 			}
 			if op.Responses == nil {
 				continue
@@ -617,6 +597,13 @@ func (d *Document) compileChecks() {
 			}
 		}
 	}
+	// The media type every answer of ours and nearly every request
+	// carries, looked up once.
+	for key, resp := range d.responses {
+		if k := d.contentCheck(resp.Content, "application/json"); k != nil && len(resp.Headers) == 0 {
+			d.jsonChecks[key] = k
+		}
+	}
 }
 
 // bodyValid reports whether a compiled check finds a request body valid
@@ -626,42 +613,69 @@ func (d *Document) bodyValid(rt *Route, contentType string, body []byte) bool {
 	if rb == nil || rb.Value == nil || len(body) == 0 {
 		return false
 	}
+	if contentType == "application/json" {
+		k := d.jsonBodies[rt.Operation] // contentCheck's answer, found at Load
+		return k != nil && k.validBody(body)
+	}
 	return d.contentValid(rb.Value.Content, contentType, body)
 }
 
 // responseValid reports whether a compiled check finds an answer valid
 // where kin's ValidateResponse would. False is no verdict.
 func (d *Document) responseValid(rt *Route, status int, header http.Header, body []byte) bool {
-	resp := d.responses[responseKey{rt.Operation, status}]
-	if resp == nil || len(resp.Headers) > 0 {
-		return false // declared headers are kin's to check
+	k := d.responseCheck(rt, status, header)
+	return k != nil && k.validBody(body)
+}
+
+// responseCheck is the compiled check of an answer's body where kin's
+// ValidateResponse would judge the answer by its body alone, or nil.
+func (d *Document) responseCheck(rt *Route, status int, header http.Header) *check {
+	key := responseKey{rt.Operation, status}
+	if ct := header.Get("Content-Type"); ct == "application/json" {
+		return d.jsonChecks[key] // contentCheck's answer, found at Load
 	}
-	return d.contentValid(resp.Content, header.Get("Content-Type"), body)
+	resp := d.responses[key]
+	if resp == nil || len(resp.Headers) > 0 {
+		return nil // declared headers are kin's to check
+	}
+	return d.contentCheck(resp.Content, header.Get("Content-Type"))
 }
 
 // contentValid runs the compiled check of the media type kin would pick
 // for contentType, when that is JSON decoded the way kin decodes it.
 func (d *Document) contentValid(content openapi3.Content, contentType string, body []byte) bool {
+	k := d.contentCheck(content, contentType)
+	return k != nil && k.validBody(body)
+}
+
+// contentCheck is the compiled check of the media type kin would pick for
+// contentType, when that is JSON decoded the way kin decodes it, or nil.
+func (d *Document) contentCheck(content openapi3.Content, contentType string) *check {
 	if len(content) == 0 {
-		return false
+		return nil
 	}
 	mt := content.Get(contentType)
 	if mt == nil || mt.Schema == nil || mt.Schema.Value == nil || len(mt.Encoding) > 0 {
-		return false
+		return nil
 	}
 	// kin's decodeBody: parameters dropped, case folded, then its JSON
 	// decoder for application/json.
 	base, _, _ := strings.Cut(contentType, ";")
 	if strings.ToLower(strings.TrimSpace(base)) != "application/json" {
-		return false
+		return nil
 	}
 	if s := mt.Schema.Value; s.Type.Is(openapi3.TypeString) && s.Format == "binary" {
-		return false
+		return nil
 	}
 	k := d.checks[mt.Schema.Value]
 	if k == nil || k.unsupported {
-		return false
+		return nil
 	}
+	return k
+}
+
+// validBody reports whether k finds body valid. False is no verdict.
+func (k *check) validBody(body []byte) bool {
 	t, ok := parseTree(body)
 	if !ok {
 		return false

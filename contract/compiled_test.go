@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/routers"
 )
 
 // bodySchema is one JSON body schema of a document with its examples.
@@ -274,4 +276,34 @@ func FuzzCompiledCheck_PaymentAgreesWithKin(f *testing.F) {
 			t.Fatalf("compiled check refused what kin passes: %s", fmt.Sprintf("%q", body))
 		}
 	})
+}
+
+func TestBodyChecks_FoundOnceAreFoundAnew(t *testing.T) {
+	docs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*Document{docs.Service, docs.Sandbox} {
+		d.ready()
+		for key, resp := range d.responses {
+			rt := &Route{Route: &routers.Route{Operation: key.op}}
+			var want *check
+			if len(resp.Headers) == 0 {
+				want = d.contentCheck(resp.Content, "application/json")
+			}
+			if got := d.responseCheck(rt, key.status, http.Header{"Content-Type": {"application/json"}}); got != want {
+				t.Errorf("%s %d: the check found at Load is not the one found anew", key.op.OperationID, key.status)
+			}
+		}
+		for _, o := range d.ops {
+			op := d.doc.Paths.Find(o.Path).GetOperation(o.Method)
+			var want *check
+			if rb := op.RequestBody; rb != nil && rb.Value != nil {
+				want = d.contentCheck(rb.Value.Content, "application/json")
+			}
+			if got := d.jsonBodies[op]; got != want {
+				t.Errorf("%s: the request body's check found at Load is not the one found anew", o.ID)
+			}
+		}
+	}
 }

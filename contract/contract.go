@@ -52,9 +52,17 @@ type Document struct {
 	// both read-only after Load.
 	checks    map[*openapi3.Schema]*check
 	responses map[responseKey]*openapi3.Response
+	// jsonChecks are responseCheck's answers for the Content-Type
+	// application/json, found once.
+	jsonChecks map[responseKey]*check
+	// jsonBodies are the same of each operation's request body.
+	jsonBodies map[*openapi3.Operation]*check
 	// params are the compiled checks of each operation's parameters and
 	// security, for the operations the model covers.
 	params map[*openapi3.Operation]*opParams
+	// payModels are the response checks resolved for the keys of
+	// payments the encoder writes by hand (ValidatePaymentResponse).
+	payModels map[*check]*paymentModel
 
 	// prepare, when set, fills the fields above on first use (through
 	// ready): a run that never calls the control API never pays for its
@@ -145,6 +153,7 @@ func (d *Document) build(doc *openapi3.T) error {
 	d.reqOptsNoBody = &noBody
 	d.ops = operations(doc)
 	d.compileChecks()
+	d.compilePaymentModels()
 	d.compileParams()
 	return nil
 }

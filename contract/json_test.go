@@ -478,3 +478,50 @@ func BenchmarkCheckJSON(b *testing.B) {
 		}
 	})
 }
+
+// FuzzPlainJSON_IsValidAndClean checks the one read that settles both
+// ReadBody's and CheckJSON's questions: a body of the plain shape is
+// valid JSON in which CheckJSON finds nothing.
+func FuzzPlainJSON_IsValidAndClean(f *testing.F) {
+	f.Add([]byte(jsonCreateBody))
+	f.Add([]byte(`{"a":"\ud800"}`))
+	f.Add([]byte(`{"a":1,"a":2}`))
+	f.Add([]byte("{\"a\":\"\xff\"}"))
+	f.Add([]byte(`[1e5,-0.5,true,null,{"":[]}]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !plainJSON(body) {
+			return
+		}
+		if !json.Valid(body) {
+			t.Fatalf("plain, but encoding/json refuses it: %q", body)
+		}
+		if vs := CheckJSON(body); vs != nil {
+			t.Fatalf("plain, but CheckJSON finds %+v in %q", vs, body)
+		}
+	})
+}
+
+// BenchmarkReadJSONBody compares the one read of a plain create body
+// (paymock-load's) with encoding/json's scanner followed by CheckJSON,
+// which it replaces.
+func BenchmarkReadJSONBody(b *testing.B) {
+	body := []byte(`{"amount":10.50,"currency":"USD","customer":{"email":"load@example.com","name":"Load Test"},` +
+		`"description":"load","expires_in":3600,"metadata":{"k":"v"},` +
+		`"success_url":"https://shop.example.com/ok","cancel_url":"https://shop.example.com/no","mcc":5732}`)
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !plainJSON(body) {
+				b.Fatal("not plain")
+			}
+		}
+	})
+	b.Run("valid-then-checkjson", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !json.Valid(body) || CheckJSON(body) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+}

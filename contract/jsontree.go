@@ -5,8 +5,10 @@
 package contract
 
 import (
+	"encoding/json"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The kinds of a node.
@@ -38,6 +40,10 @@ const (
 	maxMembers = 128
 )
 
+// maxTreeBytes is the largest body parsed; past it int32 offsets would
+// not do.
+const maxTreeBytes = 1 << 30
+
 // tree is a parsed body.
 type tree struct {
 	data  []byte
@@ -51,14 +57,19 @@ var treePool = sync.Pool{New: func() any { return &tree{nodes: make([]node, 0, 6
 // body it refuses (invalid UTF-8, a duplicated key, nesting past
 // maxDepth, a key with an escape) is left to kin-openapi, never judged
 // here. Put the tree back with release.
-func parseTree(data []byte) (*tree, bool) {
-	if len(data) > 1<<30 {
+func parseTree(data []byte) (*tree, bool) { return parseTreeAt(data, 0) }
+
+// parseTreeAt is parseTree of a value met at the given depth of nesting
+// in a larger body: it refuses exactly what parseTree would refuse of the
+// value there.
+func parseTreeAt(data []byte, depth int) (*tree, bool) {
+	if len(data) > maxTreeBytes {
 		return nil, false
 	}
 	t := treePool.Get().(*tree)
 	t.data, t.nodes = data, t.nodes[:0]
 	p := parser{t: t}
-	i := p.value(p.space(0), 0)
+	i := p.value(p.space(0), depth)
 	if i < 0 || p.space(i) != len(data) {
 		t.release()
 		return nil, false
@@ -317,4 +328,27 @@ func (p *parser) array(i, at, depth int) int {
 		}
 		i = p.space(i + 1)
 	}
+}
+
+// str is the string value of n as encoding/json decodes it. Without an
+// escape it is a view of the body's bytes, not a copy: the checks only
+// read it while the body is alive and unchanged, and keep nothing.
+func (t *tree) str(n *node) (string, bool) {
+	raw := t.raw(n)
+	if !n.escaped {
+		return view(raw), true
+	}
+	var s string
+	if err := json.Unmarshal(t.data[n.off:n.end], &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// view is b as a string without copying; see tree.str.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }

@@ -59,12 +59,18 @@ func (p *pattern) MatchString(s string) bool {
 	if p.items == nil {
 		return p.re.MatchString(s)
 	}
+	// The items hold ASCII bytes only, so a match took none past it;
+	// without a match, a string with such a byte is the regexp's: classes
+	// like [^/] hold runes past ASCII.
+	if matchItems(p.items, s) {
+		return true
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
-			return p.re.MatchString(s) // classes like [^/] hold runes past ASCII
+			return p.re.MatchString(s)
 		}
 	}
-	return matchItems(p.items, s)
+	return false
 }
 
 // matchItems matches all of s against items, greedily: simplePattern

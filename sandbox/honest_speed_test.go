@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paymock/paymock"
 )
@@ -26,6 +27,11 @@ func TestContract_FastPathStillRefusesBrokenAnswers(t *testing.T) {
 		{"broken format", func(p *paymock.Payment) { p.Customer.Email = "not an address" }, "email"},
 		{"broken uri", func(p *paymock.Payment) { p.SuccessURL = "no scheme" }, "success_url"},
 		{"wrong type", func(p *paymock.Payment) { p.Metadata = []byte(`["not","an","object"]`) }, "metadata"},
+		// Each of these is written by hand and checked from its values
+		// (contract.ValidatePaymentResponse) before the bytes are.
+		{"amount out of bounds", func(p *paymock.Payment) { p.Amount = 0 }, "amount"},
+		{"broken checkout uri", func(p *paymock.Payment) { p.CheckoutURL = "no scheme" }, "next_action"},
+		{"broken date", func(p *paymock.Payment) { p.ExpiresAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "expires_at"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
