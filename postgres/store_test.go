@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,5 +215,67 @@ func BenchmarkStore_ListPageOf10At1000Stored(b *testing.B) {
 		if err != nil || len(items) != 10 || total != 1000 {
 			b.Fatalf("List: %d items, total %d, %v", len(items), total, err)
 		}
+	}
+}
+
+// TestList_TotalIsExactWhenCreatesRaceResets: the total comes from
+// payment_counts, not a count of the rows, and must still match them when
+// creates on several connections race resets of their merchant.
+func TestList_TotalIsExactWhenCreatesRaceResets(t *testing.T) {
+	ctx := t.Context()
+	s, _ := openStore(t)
+	const writers, each = 6, 40
+	errs := make(chan error, writers+1)
+	done := make(chan struct{})
+	go func() { // resets until the writers are done
+		defer func() { errs <- nil }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := s.Reset(ctx, "acme"); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				p := storetest.StoredPayment("acme", w*each+i)
+				if err := s.Insert(ctx, p); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	// What the last reset left, and then some more on a known count.
+	for i := range 3 {
+		if err := s.Insert(ctx, storetest.StoredPayment("acme", writers*each+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE merchant_id = 'acme'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	_, total, err := s.List(ctx, "acme", 0, 1)
+	if err != nil || total != rows || rows < 3 {
+		t.Errorf("List total = %d, %v; the merchant has %d payments", total, err, rows)
+	}
+	if err := s.Reset(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if items, total, err := s.List(ctx, "acme", 0, 10); err != nil || total != 0 || len(items) != 0 {
+		t.Errorf("after a reset: %d items, total %d, %v", len(items), total, err)
 	}
 }
