@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -57,6 +59,10 @@ type Store struct {
 	decoded decodedPayments
 	// journal groups the appends to the request journal (journal.go).
 	journal journalWriter
+	// inserted counts this replica's inserts, for analyzeGrowing.
+	inserted atomic.Int64
+	// background is the work Close waits for.
+	background sync.WaitGroup
 	// stop ends the listening for changes; listening is closed when it
 	// has.
 	stop      context.CancelFunc
@@ -149,6 +155,7 @@ func (s *Store) Backend() paymock.Backend {
 
 // Close closes every connection, waiting for those in use.
 func (s *Store) Close() {
+	s.background.Wait()
 	s.stop()
 	<-s.listening
 	s.pool.Close()
@@ -184,7 +191,31 @@ func (s *Store) Insert(ctx context.Context, p paymock.Payment) error {
 	if err != nil {
 		return check("insert "+p.ID, err)
 	}
+	s.analyzeGrowing()
 	return nil
+}
+
+// analyzeGrowing has PostgreSQL analyze payments and payment_counts at
+// this replica's 100th and 1,000th insert. PostgreSQL plans a statement
+// that a connection runs often once, from the statistics of the moment,
+// and keeps the plan until the statistics change: planned while the
+// tables of a new database were nearly empty, a list page read every
+// payment of the merchant and sorted them, rather than the newest few
+// through payments_newest_first. Autovacuum would bring the statistics,
+// but only after a minute or more; past that, it keeps them current.
+func (s *Store) analyzeGrowing() {
+	const analyzeTimeout = 10 * time.Second
+	if n := s.inserted.Add(1); n != 100 && n != 1_000 {
+		return
+	}
+	s.background.Go(func() {
+		// Bounded, as Close waits for it.
+		ctx, cancel := context.WithTimeout(context.Background(), analyzeTimeout)
+		defer cancel()
+		if _, err := s.pool.Exec(ctx, `ANALYZE payments, payment_counts`); err != nil {
+			s.log.Warn("postgres: analyzing the payments", "error", err)
+		}
+	})
 }
 
 // Get implements paymock.Store.

@@ -279,3 +279,45 @@ func TestList_TotalIsExactWhenCreatesRaceResets(t *testing.T) {
 		t.Errorf("after a reset: %d items, total %d, %v", len(items), total, err)
 	}
 }
+
+// TestInsert_AnalyzesTheTablesItGrows: PostgreSQL's statistics of a new
+// database are those of empty tables until autovacuum comes; a replica
+// has them analyzed as it fills payments, so that the plans each
+// connection keeps are made for tables of their size.
+func TestInsert_AnalyzesTheTablesItGrows(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	s, err := Open(ctx, Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	analyzed := func() (n int) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_user_tables
+			WHERE relname IN ('payments', 'payment_counts') AND analyze_count > 0`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// Autovacuum would analyze them too, in its own time: not here.
+	if _, err := s.pool.Exec(ctx, `ALTER TABLE payments SET (autovacuum_enabled = false);
+		ALTER TABLE payment_counts SET (autovacuum_enabled = false)`); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Fill(t, s, "acme", 99)
+	if n := analyzed(); n != 0 {
+		t.Fatalf("after 99 inserts, %d tables analyzed", n)
+	}
+	if err := s.Insert(ctx, storetest.StoredPayment("acme", 99)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // waits for the analysis the 100th insert started
+	if n := analyzed(); n != 2 {
+		t.Errorf("after 100 inserts, %d of the 2 tables analyzed", n)
+	}
+}
