@@ -11,8 +11,12 @@
 // json rather than jsonb because nothing queries inside it and json keeps
 // the text as written: a merchant's metadata comes back byte for byte and
 // "\u0000" in a description is accepted, where jsonb would reorder keys
-// and refuse it. Customers are a table keyed by merchant and lower-cased
-// email. Update locks the row (SELECT ... FOR UPDATE), applies the
+// and refuse it. A merchant's count of payments, which a list page
+// shows, is kept in payment_counts by the statements that insert and
+// delete payments (spread over 16 rows per merchant, so that creates on
+// several connections do not wait on one row's lock), so a list reads
+// a few rows rather than counting the merchant's payments. Customers are
+// a table keyed by merchant and lower-cased email. Update locks the row (SELECT ... FOR UPDATE), applies the
 // caller's function in Go and writes the result in the same transaction,
 // so concurrent updates on any replica serialise and a failing function
 // changes nothing. Every statement takes request values as parameters;

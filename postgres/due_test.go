@@ -38,7 +38,7 @@ func TestMigration_PendingPaymentsOfThePreviousVersionAreDue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storetest.Fill(t, old, "acme", 2)
+	fillAsBefore(t, old, "acme", 2)
 	old.Close()
 	s, err := Open(context.Background(), Config{URL: url})
 	if err != nil {

@@ -114,6 +114,16 @@ func (w *journalWriter) write(ctx context.Context, s *Store) {
 	}
 }
 
+// insertJournalRows inserts the rows of arrays of equal length. The
+// arrays are taken apart in the select list, which steps through them
+// together, rather than by unnest in FROM: that one collects its rows in
+// a tuplestore first, whose memory PostgreSQL then hands back to the
+// system at the end of every statement (and takes again at the next).
+const insertJournalRows = `INSERT INTO request_journal
+	(merchant_id, status, operation, has_violations, counted, violating, injected, entry, violations)
+	SELECT unnest($1::text[]), unnest($2::integer[]), unnest($3::text[]), unnest($4::boolean[]), unnest($5::boolean[]),
+		unnest($6::boolean[]), unnest($7::boolean[]), unnest($8::json[]), unnest($9::json[])`
+
 // insertJournal writes rows in one statement, in their order, and tells
 // each its outcome. A batch the database refuses for a reason other than
 // its connection is written again one entry at a time, so that an entry
@@ -139,11 +149,7 @@ func (s *Store) insertJournal(ctx context.Context, rows []*journalRow) {
 		has, counted = append(has, r.violations != nil), append(counted, r.counted)
 		violating, injected = append(violating, r.violating), append(injected, r.injected)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO request_journal
-		(merchant_id, status, operation, has_violations, counted, violating, injected, entry, violations)
-		SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::boolean[], $5::boolean[], $6::boolean[],
-			$7::boolean[], $8::json[], $9::json[])`,
-		merchants, statuses, ops, has, counted, violating, injected, entries, violations)
+	_, err := s.pool.Exec(ctx, insertJournalRows, merchants, statuses, ops, has, counted, violating, injected, entries, violations)
 	if err != nil && !unavailable(err) && ctx.Err() == nil {
 		for _, r := range rows {
 			s.insertJournal(ctx, []*journalRow{r})

@@ -46,6 +46,23 @@ func allVersions(t *testing.T) []int {
 	return out
 }
 
+// fillAsBefore stores n of storetest's payments of merchantID as a paymock
+// before payment_counts (migration 11) did: a plain INSERT each.
+func fillAsBefore(t *testing.T, s *Store, merchantID string, n int) {
+	t.Helper()
+	for i := range n {
+		p := storetest.StoredPayment(merchantID, i)
+		doc, err := encode(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.pool.Exec(t.Context(), `INSERT INTO payments (merchant_id, id, status, expires_at, payment)
+			VALUES ($1, $2, $3, $4, $5)`, p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc); err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+}
+
 func TestMigrations_AreNumberedWithoutGaps(t *testing.T) {
 	all, err := migrations()
 	if err != nil {
@@ -95,8 +112,9 @@ func TestOpen_MigratesADatabaseAtThePreviousVersion(t *testing.T) {
 	if got := applied(t, url); !slices.Equal(got, all[:previous]) {
 		t.Fatalf("at the previous version, applied %v", got)
 	}
-	// Data written under the previous schema survives the migration.
-	storetest.Fill(t, old, "acme", 3)
+	// Data written under the previous schema survives the migration, and
+	// is counted.
+	fillAsBefore(t, old, "acme", 3)
 	old.Close()
 
 	s, err := Open(ctx, Config{URL: url})

@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,5 +215,109 @@ func BenchmarkStore_ListPageOf10At1000Stored(b *testing.B) {
 		if err != nil || len(items) != 10 || total != 1000 {
 			b.Fatalf("List: %d items, total %d, %v", len(items), total, err)
 		}
+	}
+}
+
+// TestList_TotalIsExactWhenCreatesRaceResets: the total comes from
+// payment_counts, not a count of the rows, and must still match them when
+// creates on several connections race resets of their merchant.
+func TestList_TotalIsExactWhenCreatesRaceResets(t *testing.T) {
+	ctx := t.Context()
+	s, _ := openStore(t)
+	const writers, each = 6, 40
+	errs := make(chan error, writers+1)
+	done := make(chan struct{})
+	go func() { // resets until the writers are done
+		defer func() { errs <- nil }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if err := s.Reset(ctx, "acme"); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				p := storetest.StoredPayment("acme", w*each+i)
+				if err := s.Insert(ctx, p); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	// What the last reset left, and then some more on a known count.
+	for i := range 3 {
+		if err := s.Insert(ctx, storetest.StoredPayment("acme", writers*each+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE merchant_id = 'acme'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	_, total, err := s.List(ctx, "acme", 0, 1)
+	if err != nil || total != rows || rows < 3 {
+		t.Errorf("List total = %d, %v; the merchant has %d payments", total, err, rows)
+	}
+	if err := s.Reset(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if items, total, err := s.List(ctx, "acme", 0, 10); err != nil || total != 0 || len(items) != 0 {
+		t.Errorf("after a reset: %d items, total %d, %v", len(items), total, err)
+	}
+}
+
+// TestInsert_AnalyzesTheTablesItGrows: PostgreSQL's statistics of a new
+// database are those of empty tables until autovacuum comes; a replica
+// has them analyzed as it fills payments, so that the plans each
+// connection keeps are made for tables of their size.
+func TestInsert_AnalyzesTheTablesItGrows(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.URL(t)
+	s, err := Open(ctx, Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	analyzed := func() (n int) {
+		t.Helper()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_user_tables
+			WHERE relname IN ('payments', 'payment_counts') AND analyze_count > 0`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// Autovacuum would analyze them too, in its own time: not here.
+	if _, err := s.pool.Exec(ctx, `ALTER TABLE payments SET (autovacuum_enabled = false);
+		ALTER TABLE payment_counts SET (autovacuum_enabled = false)`); err != nil {
+		t.Fatal(err)
+	}
+	storetest.Fill(t, s, "acme", 99)
+	if n := analyzed(); n != 0 {
+		t.Fatalf("after 99 inserts, %d tables analyzed", n)
+	}
+	if err := s.Insert(ctx, storetest.StoredPayment("acme", 99)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // waits for the analysis the 100th insert started
+	if n := analyzed(); n != 2 {
+		t.Errorf("after 100 inserts, %d of the 2 tables analyzed", n)
 	}
 }
