@@ -74,7 +74,7 @@ func TestGenerate_IsWhatGofakeitMade(t *testing.T) {
 	// The payments, byte for byte, over many seeds and both kinds of
 	// merchant (cards, with their American addresses, only for PCI ones).
 	embedded := embeddedNames(t)
-	seeds := 120
+	seeds := 50
 	if testing.Short() {
 		seeds = 20
 	}
