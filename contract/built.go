@@ -21,11 +21,7 @@ import (
 // TestBuiltDocument_LoadsAsTheYAMLDoes holds the result to the YAML's.
 func (d *Document) loadBuilt() error {
 	f := prepared.Files[0]
-	packed, err := preparedDocs.ReadFile("prepared/" + prepared.BuiltService)
-	if err != nil {
-		return fmt.Errorf("load contract: %w", err)
-	}
-	built, err := prepared.Unpack(packed)
+	built, err := preparedDocs.ReadFile("prepared/" + prepared.BuiltService)
 	if err != nil {
 		return fmt.Errorf("load contract: %w", err)
 	}

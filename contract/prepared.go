@@ -25,7 +25,7 @@ import (
 // contract's JSON stays on disk, for the tests and gen: a start reads
 // its built form.
 //
-//go:embed prepared/sandbox-openapi.json.gz prepared/openapi.built.gz
+//go:embed prepared/sandbox-openapi.json.gz prepared/openapi.built
 var preparedDocs embed.FS
 
 // shared loads the service contract on the first call (every server

@@ -76,11 +76,7 @@ func TestBuiltDocument_IsTheYAMLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	packed, err := preparedDocs.ReadFile("prepared/" + prepared.BuiltService)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := prepared.Unpack(packed)
+	got, err := preparedDocs.ReadFile("prepared/" + prepared.BuiltService)
 	if err != nil {
 		t.Fatal(err)
 	}

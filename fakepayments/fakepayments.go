@@ -6,6 +6,11 @@
 // (ids included) whatever else the process did before. Every payment is built
 // the way the API builds one (paymock.ValidateCreate, paymock.NewPayment,
 // Payment.Transition), so it obeys the create rules and the contract.
+//
+// The names, products and addresses are gofakeit v7's: its data is
+// extracted at build time (fakedata.txt) and drawn as gofakeit draws it,
+// because linking gofakeit costs every start its package initialisation,
+// fake payments asked for or not.
 package fakepayments
 
 import (
@@ -21,7 +26,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brianvoe/gofakeit/v7"
 	"github.com/paymock/paymock"
 )
 
@@ -58,13 +62,24 @@ const (
 // Card payments (3DS page) are made only for PCI-approved merchants, as the
 // API accepts cards only from them.
 func Generate(cfg Config) ([]paymock.Payment, error) {
+	d, err := parseFakeData(fakeDataText)
+	if err != nil {
+		// The embedded text is fixed at build time and tested: only a
+		// broken build gets here.
+		return nil, fmt.Errorf("fakepayments: %w", err)
+	}
+	return generateWith(cfg, func(src rand.Source) names { return &faker{src: src, d: d} })
+}
+
+// generateWith is Generate with the text drawn by newNames.
+func generateWith(cfg Config, newNames func(rand.Source) names) ([]paymock.Payment, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Count == 0 {
 		return []paymock.Payment{}, nil
 	}
-	g := newGenerator(cfg)
+	g := newGenerator(cfg, newNames)
 	slots := g.timeline()
 	out := make([]paymock.Payment, 0, cfg.Count)
 	for i := range slots {
@@ -122,9 +137,9 @@ type generator struct {
 	now  time.Time
 	base string // PublicURL without a trailing slash
 
-	f   *gofakeit.Faker // text: names, products, addresses
-	r   *rand.Rand      // numbers; the same PCG source as f
-	ids *paymock.IDs    // pay_ and cus_ ids, a per-merchant ChaCha8 stream
+	f   names        // text: names, products, addresses
+	r   *rand.Rand   // numbers; the same PCG source as f
+	ids *paymock.IDs // pay_ and cus_ ids, a per-merchant ChaCha8 stream
 
 	shop      string // https://<slug>.example.com, the merchant's fake shop
 	customers []person
@@ -135,17 +150,31 @@ type generator struct {
 
 type person struct{ name, email string }
 
-func newGenerator(cfg Config) *generator {
+// names is the text a generator draws: gofakeit's Faker has these methods,
+// and faker draws them as it does from the extract of its data.
+type names interface {
+	FirstName() string
+	LastName() string
+	ProductName() string
+	ProductCategory() string
+	Street() string
+	City() string
+	StateAbr() string
+	Zip() string
+}
+
+// newGenerator builds the generator of cfg; newNames makes its text drawer
+// on the generator's random source, which the numbers share.
+func newGenerator(cfg Config, newNames func(rand.Source) names) *generator {
 	s1, s2, idSeed := seeds(cfg.Seed, cfg.Merchant.ID)
-	// gofakeit.New(seed) would take a seed of 0 as "random": build the
-	// faker on an explicit PCG source instead, so every seed is reproducible.
-	// Unlocked: the source is private to this call.
+	// An explicit PCG source rather than gofakeit.New(seed), which took a
+	// seed of 0 as "random", so that every seed is reproducible.
 	src := rand.NewPCG(s1, s2)
 	g := &generator{
 		cfg:     cfg,
 		now:     cfg.Now.UTC().Truncate(time.Second),
 		base:    strings.TrimRight(cfg.PublicURL, "/"),
-		f:       gofakeit.NewFaker(src, false),
+		f:       newNames(src),
 		r:       rand.New(src),
 		ids:     paymock.NewIDs(&idSeed),
 		byEmail: make(map[string]string),
@@ -462,7 +491,7 @@ func (g *generator) card(created time.Time, cur paymock.Currency, holder string)
 	if paymock.CardBrand(number) == "amex" {
 		cvc = fmt.Sprintf("%04d", g.r.IntN(10000))
 	}
-	// gofakeit's addresses are American: a full one for USD cards, a city
+	// The fake addresses are American: a full one for USD cards, a city
 	// and country elsewhere.
 	var addr *paymock.Address
 	switch cur {

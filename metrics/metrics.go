@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,7 @@ type Config struct {
 type Metrics struct {
 	reg     *prometheus.Registry
 	handler http.Handler
+	runtime sync.Once // registers the Go and process collectors; see registerRuntime
 
 	ops      map[string]int // operation -> index into opNames; missing: other
 	opNames  []string       // Config.Operations, then "other"
@@ -131,11 +133,7 @@ func New(cfg Config) *Metrics {
 		Help: "Faults injected on purpose, by target (api or webhooks).",
 	}, "target", "api", "webhooks")
 
-	reg.MustRegister(
-		m.requests, m.duration, m.violations.vec, m.attempts.vec, m.created, m.finished.vec, m.faults.vec,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
+	reg.MustRegister(m.requests, m.duration, m.violations.vec, m.attempts.vec, m.created, m.finished.vec, m.faults.vec)
 	gauge(reg, cfg.Merchants, "paymock_merchants", "Merchants the sandbox holds state for.")
 	gauge(reg, cfg.StoredPayments, "paymock_stored_payments", "Payments held in the store, all merchants together.")
 	gauge(reg, cfg.ScheduledTimers, "paymock_scheduled_timers", "Expiries, webhook retries and scenario steps waiting for their time.")
@@ -144,7 +142,7 @@ func New(cfg Config) *Metrics {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	served := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog:      slogPrintln{logger},
 		ErrorHandling: promhttp.ContinueOnError,
 		Registry:      reg,
@@ -154,7 +152,25 @@ func New(cfg Config) *Metrics {
 		CoalesceGather:      true,
 		MaxRequestsInFlight: 8,
 	})
+	m.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.registerRuntime()
+		served.ServeHTTP(w, r)
+	})
 	return m
+}
+
+// registerRuntime registers the Go runtime's and the process's collectors
+// before the first scrape or gathering rather than in New: building and
+// registering them was about a millisecond of every start, for figures a
+// run may never be asked for. Their values are read at each scrape
+// anyway, so a late registration shows the same figures.
+func (m *Metrics) registerRuntime() {
+	m.runtime.Do(func() {
+		m.reg.MustRegister(
+			collectors.NewGoCollector(),
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		)
+	})
 }
 
 // gauge registers a gauge read from fn at each scrape, unless fn is nil.
@@ -178,7 +194,10 @@ func (m *Metrics) Handler() http.Handler {
 
 // Registry is the registry everything is registered on, for a caller that
 // wants to add collectors of its own or gather without HTTP.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+func (m *Metrics) Registry() *prometheus.Registry {
+	m.registerRuntime()
+	return m.reg
+}
 
 // Request counts one answered request under its operation id (one of
 // Config.Operations; anything else counts as "other") and HTTP status, and

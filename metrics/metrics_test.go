@@ -326,3 +326,38 @@ func BenchmarkRequestSerial(b *testing.B) {
 		m.Request("createPayment", 201, time.Millisecond)
 	}
 }
+
+func TestRegistry_GathersRuntimeFiguresWithoutAScrape(t *testing.T) {
+	// The Go and process collectors are registered on the first scrape;
+	// a caller gathering through Registry must find them all the same.
+	m := metrics.New(metrics.Config{})
+	fams, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, f := range fams {
+		found[f.GetName()] = true
+	}
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes", "paymock_webhook_attempts_total"} {
+		if !found[name] {
+			t.Errorf("%s is not gathered", name)
+		}
+	}
+}
+
+func TestHandler_FirstScrapesAtOnceRegisterTheRuntimeOnce(t *testing.T) {
+	// Concurrent first scrapes: a second registration would panic.
+	m := metrics.New(metrics.Config{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			rec := httptest.NewRecorder()
+			m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+			if rec.Code != 200 || !strings.Contains(rec.Body.String(), "go_goroutines") {
+				t.Errorf("scrape: %d, go_goroutines served: %v", rec.Code, strings.Contains(rec.Body.String(), "go_goroutines"))
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -175,18 +175,16 @@ func readConfig(path string, keyOwner, nameOwner map[string]string) ([]paymock.M
 	return cfg.Merchants, nil
 }
 
-var (
-	// (?s): a value may run over several lines, and a key may hold spaces
-	// or be empty; a tag may be the user's own (!custom).
-	reYAMLLine    = regexp.MustCompile(`(?s)^(?:yaml: )?line (\d+): (.*)$`)
-	reUnknownKey  = regexp.MustCompile(`(?s)^field (.*) not found in type (\S+)$`)
-	reCannotParse = regexp.MustCompile("(?s)^cannot unmarshal (!\\S*)(?: `.*`)? into (\\S+)$")
-)
-
 // yamlError turns a yaml.v3 error into messages that name the file and
 // line, speak of the config's own terms rather than Go types, and never
 // quote a value (it could be an API key).
 func yamlError(path string, err error) error {
+	// Compiled here, on the error path, rather than in every start.
+	// (?s): a value may run over several lines, and a key may hold spaces
+	// or be empty; a tag may be the user's own (!custom).
+	reYAMLLine := regexp.MustCompile(`(?s)^(?:yaml: )?line (\d+): (.*)$`)
+	reUnknownKey := regexp.MustCompile(`(?s)^field (.*) not found in type (\S+)$`)
+	reCannotParse := regexp.MustCompile("(?s)^cannot unmarshal (!\\S*)(?: `.*`)? into (\\S+)$")
 	var te *yaml.TypeError
 	msgs := []string{err.Error()}
 	if errors.As(err, &te) {

@@ -23,9 +23,6 @@ func main() {
 		if err == nil && i == 0 {
 			var built []byte
 			if built, err = prepared.Build(data); err == nil {
-				built, err = prepared.Pack(built)
-			}
-			if err == nil {
 				err = os.WriteFile(filepath.Join(*out, prepared.BuiltService), built, 0o644)
 			}
 		}
