@@ -1,6 +1,7 @@
 package paymock
 
 import (
+	"crypto/rand"
 	"regexp"
 	"slices"
 	"sync"
@@ -119,4 +120,71 @@ func TestIDs_CharactersUniform(t *testing.T) {
 			t.Errorf("character %q seen %d times, expected about %.0f", c, n, expected)
 		}
 	}
+}
+
+// Unseeded ids come from pooled ChaCha8 generators keyed from crypto/rand:
+// drawn from many goroutines at once (so several generators are in use),
+// they are well formed, never repeat, and every character is about
+// equally likely, as with ids read from crypto/rand directly.
+func TestIDs_UnseededFromPooledStreamsAreDistinctAndUniform(t *testing.T) {
+	const workers, per = 8, 4000
+	g := NewIDs(nil)
+	d, _ := NewMerchantIDs(nil, brokenSequences{}, nil).Draw(t.Context(), nil)
+	got := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range per {
+				if i%2 == 0 {
+					got[w] = append(got[w], g.New("req"))
+				} else {
+					got[w] = append(got[w], d.ID("req"))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	counts := make(map[byte]int)
+	seen := make(map[string]bool, workers*per)
+	for _, id := range slices.Concat(got...) {
+		if len(id) != len("req_")+IDLength || id[:4] != "req_" {
+			t.Fatalf("malformed id %q", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate id %s", id)
+		}
+		seen[id] = true
+		for i := 4; i < len(id); i++ {
+			counts[id[i]]++
+		}
+	}
+	if len(counts) != 62 {
+		t.Fatalf("saw %d distinct characters, want 62", len(counts))
+	}
+	// 768,000 characters: about 12,387 each, a standard deviation of
+	// about 110, so 6% is over six deviations away.
+	expected := float64(workers*per*IDLength) / 62
+	for c, n := range counts {
+		if dev := (float64(n) - expected) / expected; dev > 0.06 || dev < -0.06 {
+			t.Errorf("character %q seen %d times, expected about %.0f", c, n, expected)
+		}
+	}
+}
+
+// BenchmarkIDs_Unseeded compares an unguessable id drawn from the pooled
+// generators with one read from crypto/rand, which the pool replaced.
+func BenchmarkIDs_Unseeded(b *testing.B) {
+	b.Run("pooled", func(b *testing.B) {
+		g := NewIDs(nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			g.New("req")
+		}
+	})
+	b.Run("crypto-rand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			drawID(rand.Reader, "req")
+		}
+	})
 }
