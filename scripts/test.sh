@@ -98,6 +98,7 @@ fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
 fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
 fuzz . FuzzFormatTime_WritesWhatTimeFormatWrites
 fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
+fuzz ./memory FuzzPlainAtSeconds_ReadsWhatTimeParseReads
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
 fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
 fuzz ./mockserver FuzzMetadataScenario_ReadsAsEncodingJSON
