@@ -97,6 +97,7 @@ fuzz ./contract FuzzPaymentModel_AgreesWithTheByteCheck
 fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
 fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
 fuzz . FuzzFormatTime_WritesWhatTimeFormatWrites
+fuzz . FuzzFormatTimes_AreFormatTimeOfEach
 fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
 fuzz ./memory FuzzPlainAtSeconds_ReadsWhatTimeParseReads
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
