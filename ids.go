@@ -63,7 +63,7 @@ func (r *randomStreams) draw(prefix string) string {
 		_, _ = rand.Read(key[:]) // never fails: crypto/rand crashes the program instead
 		g = mrand.NewChaCha8(key)
 	}
-	id := drawID(g, prefix)
+	id := drawChaCha(g, prefix)
 	r.pool.Put(g)
 	return id
 }
@@ -78,13 +78,37 @@ func drawID(src io.Reader, prefix string) string {
 		if _, err := io.ReadFull(src, buf[:]); err != nil {
 			panic("paymock: random source failed: " + err.Error())
 		}
-		for _, b := range buf {
-			// Rejection sampling keeps every character equally likely:
-			// 248 = 4*62 is the largest multiple of 62 below 256.
-			if b < 248 && len(out) < cap(out) {
-				out = append(out, base62[b%62])
-			}
-		}
+		out = appendBase62(out, buf[:], cap(out))
 	}
 	return string(out)
+}
+
+// drawChaCha is drawID from a ChaCha8 generator, reading the very bytes
+// drawID would (FuzzDrawChaCha_DrawsWhatDrawIDDraws) without the reader
+// interface, so that its buffers stay on the stack: the id is its one
+// allocation.
+func drawChaCha(g *mrand.ChaCha8, prefix string) string {
+	var buf [64]byte
+	var out [48]byte
+	if len(prefix)+1+IDLength > len(out) {
+		return drawID(g, prefix)
+	}
+	b := append(append(out[:0], prefix...), '_')
+	for n := len(b) + IDLength; len(b) < n; {
+		_, _ = g.Read(buf[:]) // never fails
+		b = appendBase62(b, buf[:], n)
+	}
+	return string(b)
+}
+
+// appendBase62 appends a base62 character for each byte of random below
+// 248 until b holds n bytes. Rejection sampling keeps every character
+// equally likely: 248 = 4*62 is the largest multiple of 62 below 256.
+func appendBase62(b, random []byte, n int) []byte {
+	for _, c := range random {
+		if c < 248 && len(b) < n {
+			b = append(b, base62[c%62])
+		}
+	}
+	return b
 }

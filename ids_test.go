@@ -2,6 +2,7 @@ package paymock
 
 import (
 	"crypto/rand"
+	mrand "math/rand/v2"
 	"regexp"
 	"slices"
 	"sync"
@@ -185,6 +186,25 @@ func BenchmarkIDs_Unseeded(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			drawID(rand.Reader, "req")
+		}
+	})
+}
+
+// FuzzDrawChaCha_DrawsWhatDrawIDDraws: from generators of the same key,
+// the stack-bound draw gives the ids drawID gives through the reader,
+// draw after draw, so seeded runs keep their ids.
+func FuzzDrawChaCha_DrawsWhatDrawIDDraws(f *testing.F) {
+	f.Add([]byte("seed"), "req", uint8(3))
+	f.Add([]byte{}, "", uint8(1))
+	f.Add([]byte{1, 2, 3}, "a_prefix_long_enough_to_leave_the_stack_buffer", uint8(2))
+	f.Fuzz(func(t *testing.T, seed []byte, prefix string, draws uint8) {
+		var key [32]byte
+		copy(key[:], seed)
+		fast, slow := mrand.NewChaCha8(key), mrand.NewChaCha8(key)
+		for range draws % 8 {
+			if got, want := drawChaCha(fast, prefix), drawID(slow, prefix); got != want {
+				t.Fatalf("drawChaCha = %q, drawID = %q", got, want)
+			}
 		}
 	})
 }

@@ -110,7 +110,7 @@ func (d IDDraw) ID(prefix string) string {
 		return drawID(rand.Reader, prefix)
 	}
 	b := make([]byte, 0, len(d.key)+len(prefix))
-	return drawID(mrand.NewChaCha8(sha256.Sum256(append(append(b, d.key[:]...), prefix...))), prefix)
+	return drawChaCha(mrand.NewChaCha8(sha256.Sum256(append(append(b, d.key[:]...), prefix...))), prefix)
 }
 
 // streamKey is the key of the ids drawn for one number of a merchant.

@@ -98,6 +98,7 @@ fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
 fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
 fuzz . FuzzFormatTime_WritesWhatTimeFormatWrites
 fuzz . FuzzFormatTimes_AreFormatTimeOfEach
+fuzz . FuzzDrawChaCha_DrawsWhatDrawIDDraws
 fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
 fuzz ./memory FuzzPlainAtSeconds_ReadsWhatTimeParseReads
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
