@@ -1,6 +1,8 @@
 package paymock
 
 import (
+	"crypto/rand"
+	mrand "math/rand/v2"
 	"regexp"
 	"slices"
 	"sync"
@@ -119,4 +121,90 @@ func TestIDs_CharactersUniform(t *testing.T) {
 			t.Errorf("character %q seen %d times, expected about %.0f", c, n, expected)
 		}
 	}
+}
+
+// Unseeded ids come from pooled ChaCha8 generators keyed from crypto/rand:
+// drawn from many goroutines at once (so several generators are in use),
+// they are well formed, never repeat, and every character is about
+// equally likely, as with ids read from crypto/rand directly.
+func TestIDs_UnseededFromPooledStreamsAreDistinctAndUniform(t *testing.T) {
+	const workers, per = 8, 4000
+	g := NewIDs(nil)
+	d, _ := NewMerchantIDs(nil, brokenSequences{}, nil).Draw(t.Context(), nil)
+	got := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range per {
+				if i%2 == 0 {
+					got[w] = append(got[w], g.New("req"))
+				} else {
+					got[w] = append(got[w], d.ID("req"))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	counts := make(map[byte]int)
+	seen := make(map[string]bool, workers*per)
+	for _, id := range slices.Concat(got...) {
+		if len(id) != len("req_")+IDLength || id[:4] != "req_" {
+			t.Fatalf("malformed id %q", id)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate id %s", id)
+		}
+		seen[id] = true
+		for i := 4; i < len(id); i++ {
+			counts[id[i]]++
+		}
+	}
+	if len(counts) != 62 {
+		t.Fatalf("saw %d distinct characters, want 62", len(counts))
+	}
+	// 768,000 characters: about 12,387 each, a standard deviation of
+	// about 110, so 6% is over six deviations away.
+	expected := float64(workers*per*IDLength) / 62
+	for c, n := range counts {
+		if dev := (float64(n) - expected) / expected; dev > 0.06 || dev < -0.06 {
+			t.Errorf("character %q seen %d times, expected about %.0f", c, n, expected)
+		}
+	}
+}
+
+// BenchmarkIDs_Unseeded compares an unguessable id drawn from the pooled
+// generators with one read from crypto/rand, which the pool replaced.
+func BenchmarkIDs_Unseeded(b *testing.B) {
+	b.Run("pooled", func(b *testing.B) {
+		g := NewIDs(nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			g.New("req")
+		}
+	})
+	b.Run("crypto-rand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			drawID(rand.Reader, "req")
+		}
+	})
+}
+
+// FuzzDrawChaCha_DrawsWhatDrawIDDraws: from generators of the same key,
+// the stack-bound draw gives the ids drawID gives through the reader,
+// draw after draw, so seeded runs keep their ids.
+func FuzzDrawChaCha_DrawsWhatDrawIDDraws(f *testing.F) {
+	f.Add([]byte("seed"), "req", uint8(3))
+	f.Add([]byte{}, "", uint8(1))
+	f.Add([]byte{1, 2, 3}, "a_prefix_long_enough_to_leave_the_stack_buffer", uint8(2))
+	f.Fuzz(func(t *testing.T, seed []byte, prefix string, draws uint8) {
+		var key [32]byte
+		copy(key[:], seed)
+		fast, slow := mrand.NewChaCha8(key), mrand.NewChaCha8(key)
+		for range draws % 8 {
+			if got, want := drawChaCha(fast, prefix), drawID(slow, prefix); got != want {
+				t.Fatalf("drawChaCha = %q, drawID = %q", got, want)
+			}
+		}
+	})
 }

@@ -33,6 +33,7 @@ type MerchantIDs struct {
 	seed   *uint64
 	seq    Sequences
 	tokens KeyStore
+	random randomStreams // the unseeded ids
 }
 
 // NewMerchantIDs returns the generator of a run: seeded when seed is not
@@ -57,7 +58,7 @@ func (g *MerchantIDs) New(ctx context.Context, m *Merchant, prefix string) (stri
 // the second is needed does not shift the merchant's later ids.
 func (g *MerchantIDs) Draw(ctx context.Context, m *Merchant) (IDDraw, error) {
 	if g.seed == nil {
-		return IDDraw{}, nil
+		return IDDraw{random: &g.random}, nil
 	}
 	idSeed, err := g.idSeed(ctx, m)
 	if err != nil {
@@ -92,19 +93,24 @@ func (g *MerchantIDs) idSeed(ctx context.Context, m *Merchant) ([32]byte, error)
 }
 
 // IDDraw is one number of a merchant's sequence: the ids made of it differ
-// by prefix. The zero IDDraw (an unseeded run) makes unguessable ids.
+// by prefix. An unseeded run's IDDraw, and the zero IDDraw, make
+// unguessable ids.
 type IDDraw struct {
 	key    [32]byte
 	seeded bool
+	random *randomStreams // the generator's, for an unseeded draw
 }
 
 // ID returns prefix + "_" + IDLength base62 characters.
 func (d IDDraw) ID(prefix string) string {
 	if !d.seeded {
+		if d.random != nil {
+			return d.random.draw(prefix)
+		}
 		return drawID(rand.Reader, prefix)
 	}
 	b := make([]byte, 0, len(d.key)+len(prefix))
-	return drawID(mrand.NewChaCha8(sha256.Sum256(append(append(b, d.key[:]...), prefix...))), prefix)
+	return drawChaCha(mrand.NewChaCha8(sha256.Sum256(append(append(b, d.key[:]...), prefix...))), prefix)
 }
 
 // streamKey is the key of the ids drawn for one number of a merchant.

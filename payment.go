@@ -168,10 +168,8 @@ func (p Payment) wire(enc Encoding) WirePayment {
 		SuccessURL:    p.SuccessURL,
 		CancelURL:     p.CancelURL,
 		PaymentMethod: p.PaymentMethod,
-		CreatedAt:     FormatTime(p.CreatedAt),
-		UpdatedAt:     FormatTime(p.UpdatedAt),
-		ExpiresAt:     FormatTime(p.ExpiresAt),
 	}
+	w.CreatedAt, w.UpdatedAt, w.ExpiresAt = formatTimes(p.CreatedAt, p.UpdatedAt, p.ExpiresAt)
 	if enc.StatusSucceeded && p.Status == StatusCompleted {
 		w.Status = StatusSucceeded
 	}
@@ -191,6 +189,22 @@ func (p Payment) wire(enc Encoding) WirePayment {
 		w.Metadata = json.RawMessage("{}")
 	}
 	return w
+}
+
+// formatTimes is FormatTime of each of a payment's three times, written
+// into one string that the three share: one allocation rather than three
+// on every answer (FuzzFormatTimes_AreFormatTimeOfEach).
+func formatTimes(a, b, c time.Time) (string, string, string) {
+	const n = len(TimeLayout)
+	buf := make([]byte, 0, 3*n)
+	buf, okA := appendPlainTime(buf, a)
+	buf, okB := appendPlainTime(buf, b)
+	buf, okC := appendPlainTime(buf, c)
+	if !okA || !okB || !okC {
+		return FormatTime(a), FormatTime(b), FormatTime(c)
+	}
+	s := string(buf)
+	return s[:n], s[n : 2*n], s[2*n:]
 }
 
 // FormatTime writes t in the wire layout, in UTC and whole seconds.

@@ -105,6 +105,29 @@ func FuzzFormatTime_WritesWhatTimeFormatWrites(f *testing.F) {
 	})
 }
 
+// FuzzFormatTimes_AreFormatTimeOfEach: the three times written into one
+// shared string are FormatTime's of each, whichever of them leaves the
+// years the hand-written form takes.
+func FuzzFormatTimes_AreFormatTimeOfEach(f *testing.F) {
+	f.Add(int64(1795000000), int64(1795000060), int64(1795086400), int64(7))
+	f.Add(int64(-62135596800), int64(0), int64(253402300799), int64(999999999))
+	f.Add(int64(253402300800), int64(1), int64(-62135596801), int64(-1))
+	f.Fuzz(func(t *testing.T, a, b, c, nsec int64) {
+		ta, tb, tc := time.Unix(a, nsec), time.Unix(b, -nsec), time.Unix(c, nsec/3)
+		ga, gb, gc := formatTimes(ta, tb, tc)
+		if ga != FormatTime(ta) || gb != FormatTime(tb) || gc != FormatTime(tc) {
+			t.Fatalf("formatTimes = %q %q %q, want %q %q %q", ga, gb, gc, FormatTime(ta), FormatTime(tb), FormatTime(tc))
+		}
+	})
+}
+
+func TestFormatTimes_OneAllocation(t *testing.T) {
+	at := time.Unix(1795000000, 0)
+	if n := testing.AllocsPerRun(100, func() { formatTimes(at, at, at) }); n != 1 {
+		t.Fatalf("formatTimes allocates %v times, want 1", n)
+	}
+}
+
 func TestWireSize_HoldsTheBytes(t *testing.T) {
 	// The shortest values leave the most to the fixed part.
 	p := Payment{CreatedAt: time.Unix(0, 0)}

@@ -28,8 +28,13 @@ const (
 func appendEntry(dst []byte, e *paymock.JournalEntry, op, variant uint32) []byte {
 	dst = packed.AppendString(dst, e.ID)
 	var flags byte
-	t, err := time.Parse(paymock.TimeLayout, e.At)
-	if err == nil && paymock.FormatTime(t) == e.At {
+	sec, ok := plainAtSeconds(e.At)
+	if !ok {
+		t, err := time.Parse(paymock.TimeLayout, e.At)
+		ok = err == nil && paymock.FormatTime(t) == e.At
+		sec = t.Unix()
+	}
+	if ok {
 		flags |= atInSeconds
 	}
 	us := math.Round(e.DurationMS * 1000)
@@ -38,7 +43,7 @@ func appendEntry(dst []byte, e *paymock.JournalEntry, op, variant uint32) []byte
 	}
 	dst = append(dst, flags)
 	if flags&atInSeconds != 0 {
-		dst = binary.AppendVarint(dst, t.Unix())
+		dst = binary.AppendVarint(dst, sec)
 	} else {
 		dst = packed.AppendString(dst, e.At)
 	}
@@ -61,6 +66,40 @@ func appendEntry(dst []byte, e *paymock.JournalEntry, op, variant uint32) []byte
 		dst = packed.AppendString(dst, v.Message)
 	}
 	return dst
+}
+
+// plainAtSeconds reads a time of the wire layout with a year from 1000
+// on, as the server writes every entry's, digit by digit: the seconds
+// time.Parse reads, and FormatTime gives it back
+// (FuzzPlainAtSeconds_ReadsWhatTimeParseReads). Anything else is false,
+// for time.Parse to judge; a parse and a format cost most of an append.
+func plainAtSeconds(s string) (int64, bool) {
+	const layout = "dddd-dd-ddTdd:dd:ddZ"
+	if len(s) != len(layout) {
+		return 0, false
+	}
+	for i := range len(layout) {
+		if c := s[i]; layout[i] == 'd' && (c < '0' || c > '9') || layout[i] != 'd' && c != layout[i] {
+			return 0, false
+		}
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, second := num(11, 2), num(14, 2), num(17, 2)
+	if year < 1000 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59 {
+		return 0, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, second, 0, time.UTC)
+	if t.Day() != day { // past the month's last day
+		return 0, false
+	}
+	return t.Unix(), true
 }
 
 // methods are the methods an entry names by number; 0 is any other, spelt

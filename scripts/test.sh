@@ -97,7 +97,10 @@ fuzz ./contract FuzzPaymentModel_AgreesWithTheByteCheck
 fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
 fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
 fuzz . FuzzFormatTime_WritesWhatTimeFormatWrites
+fuzz . FuzzFormatTimes_AreFormatTimeOfEach
+fuzz . FuzzDrawChaCha_DrawsWhatDrawIDDraws
 fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
+fuzz ./memory FuzzPlainAtSeconds_ReadsWhatTimeParseReads
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
 fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
 fuzz ./mockserver FuzzMetadataScenario_ReadsAsEncodingJSON
