@@ -116,3 +116,41 @@ func TestJournal_ConcurrentAppendsAreEachStoredOnceWithTheirViolations(t *testin
 		t.Errorf("violations %v", violations)
 	}
 }
+
+// An append that gives up while queued must leave the queue, and take the
+// lead with it to the next when it had been told to lead: otherwise the
+// appends behind it would wait for a writer that never comes.
+func TestJournalWriter_GivingUpPassesTheLeadOn(t *testing.T) {
+	row := func() *journalRow { return &journalRow{done: make(chan error, 1)} }
+
+	t.Run("queued behind a write", func(t *testing.T) {
+		w := &journalWriter{writing: true}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		r := row()
+		if err := w.append(ctx, nil, r); err != context.Canceled {
+			t.Fatalf("append: %v, want context.Canceled", err)
+		}
+		if len(w.waiting) != 0 || !w.writing {
+			t.Fatalf("after giving up: %d waiting, writing %v; want 0 and still writing", len(w.waiting), w.writing)
+		}
+	})
+
+	t.Run("told to lead", func(t *testing.T) {
+		a, b, c := row(), row(), row()
+		w := &journalWriter{writing: true, waiting: []*journalRow{a, b, c}, lead: a}
+		a.done <- errLead
+		w.leave(b) // not the leader: nothing passes
+		if w.lead != a || len(b.done) != 0 || !slices.Equal(w.waiting, []*journalRow{a, c}) {
+			t.Fatalf("after b left: lead %p (a %p), waiting %v", w.lead, a, w.waiting)
+		}
+		w.leave(a)
+		if w.lead != c || len(c.done) != 1 || <-c.done != errLead {
+			t.Fatalf("after the leader left: lead %p, want c %p told to lead", w.lead, c)
+		}
+		w.leave(c)
+		if w.writing || len(w.waiting) != 0 {
+			t.Fatalf("after the last left: writing %v, %d waiting; want no write and none", w.writing, len(w.waiting))
+		}
+	})
+}
