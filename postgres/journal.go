@@ -5,9 +5,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -44,7 +42,13 @@ func (s *Store) AppendRequest(ctx context.Context, merchantID string, r paymock.
 		}
 		row.violations = new(string(b))
 	}
-	if err := s.journal.append(ctx, s, &row); err != nil {
+	s.journal.add(ctx, s, &row)
+	select {
+	case err = <-row.done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
 		return check("append to the request journal of "+merchantID, err)
 	}
 	return nil
@@ -58,106 +62,55 @@ type journalRow struct {
 	counted, violating, injected bool
 	entry                        string
 	violations                   *string
-	// done receives the outcome of the entry's INSERT, or errLead. It has
-	// room for one, so that whoever tells never waits for the row's
-	// goroutine, which may have given up.
-	done chan error
+	done                         chan error
 }
-
-// errLead, sent on a waiting row's done, tells its goroutine to write
-// what waits (journalWriter).
-var errLead = errors.New("postgres: lead the next journal write")
 
 // maxJournalBatch bounds the entries of one INSERT.
 const maxJournalBatch = 256
 
-// journalWriter groups the appends of this replica, leader and followers:
-// an append that finds no write running writes its entry at once, so a
-// lone request waits for nothing more than its INSERT; appends arriving
-// meanwhile queue, and when the write ends its writer hands the lead to
-// the oldest of them, whose own goroutine then writes all that wait in one
-// statement. No goroutine of its own writes: each hand-off between
-// goroutines is a thread woken, expensive on a virtual machine, and a
-// waiting append must be woken anyway, for its outcome.
+// journalWriter groups the appends of this replica: one writer at a time
+// writes all that are waiting in one statement. An append that finds
+// none writing writes its own at once, so a lone request waits for
+// nothing more than its INSERT.
 type journalWriter struct {
-	mu sync.Mutex
-	// writing is true from a write's start until the lead has passed to
-	// no one: while it is, an append queues.
+	mu      sync.Mutex
 	writing bool
 	waiting []*journalRow
-	// lead is the queued row told to lead and not yet writing, if any.
-	lead *journalRow
 }
 
-// append writes r, alone or with others, and returns its INSERT's outcome,
-// or ctx's error once ctx ends first (the entry may then be written or
-// not).
-func (w *journalWriter) append(ctx context.Context, s *Store, r *journalRow) error {
+// add queues r and, when no write runs, writes what waits.
+func (w *journalWriter) add(ctx context.Context, s *Store, r *journalRow) {
 	w.mu.Lock()
 	w.waiting = append(w.waiting, r)
-	if !w.writing {
-		w.writing = true
-		w.lead = r
+	if w.writing {
 		w.mu.Unlock()
-		return w.write(ctx, s, r)
+		return
 	}
+	w.writing = true
 	w.mu.Unlock()
-	select {
-	case err := <-r.done:
-		if err == errLead {
-			return w.write(ctx, s, r)
-		}
-		return err
-	case <-ctx.Done():
-		w.leave(r)
-		return ctx.Err()
-	}
+	w.write(ctx, s)
 }
 
-// write is the leader r writing what waits, r first, and handing the lead
-// on; it returns r's outcome. The statement runs within r's time: every
-// row that waits behind r came later, and has time left when r's is up.
-func (w *journalWriter) write(ctx context.Context, s *Store, r *journalRow) error {
+// write writes what waits, batch after batch, until nothing does. Its
+// caller's entry is in the first batch; later batches are written in the
+// background, so that no caller waits for others' entries.
+func (w *journalWriter) write(ctx context.Context, s *Store) {
 	w.mu.Lock()
-	w.lead = nil
 	n := min(len(w.waiting), maxJournalBatch)
 	batch := w.waiting[:n:n]
 	w.waiting = w.waiting[n:]
 	w.mu.Unlock()
-	err := s.insertJournal(ctx, batch, r)
-	w.handOn()
-	return err
-}
-
-// handOn passes the lead to the oldest waiting row, or ends the writing.
-func (w *journalWriter) handOn() {
+	s.insertJournal(ctx, batch)
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.waiting) == 0 {
-		w.writing = false
-		if cap(w.waiting) > maxJournalBatch { // let a burst's queue go
-			w.waiting = nil
-		}
-		return
-	}
-	w.lead = w.waiting[0]
-	w.lead.done <- errLead
-}
-
-// leave takes r, whose append gave up, out of the queue: should it have
-// been told to lead, the lead goes to the next.
-func (w *journalWriter) leave(r *journalRow) {
-	w.mu.Lock()
-	i := slices.Index(w.waiting, r)
-	if i < 0 { // in a write already: its outcome lands in done, unread
-		w.mu.Unlock()
-		return
-	}
-	w.waiting = slices.Delete(w.waiting, i, i+1)
-	led := w.lead == r
+	more := len(w.waiting) > 0
+	w.writing = more
 	w.mu.Unlock()
-	if led {
-		w.handOn()
+	if more {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), journalWriteTimeout)
+			defer cancel()
+			w.write(ctx, s)
+		}()
 	}
 }
 
@@ -171,28 +124,19 @@ const insertJournalRows = `INSERT INTO request_journal
 	SELECT unnest($1::text[]), unnest($2::integer[]), unnest($3::text[]), unnest($4::boolean[]), unnest($5::boolean[]),
 		unnest($6::boolean[]), unnest($7::boolean[]), unnest($8::json[]), unnest($9::json[])`
 
-// insertJournal writes rows in one statement, in their order, tells each
-// but own (the writer's, whose goroutine is running this) its outcome,
-// and returns own's. A batch the database refuses for a reason other than
+// insertJournal writes rows in one statement, in their order, and tells
+// each its outcome. A batch the database refuses for a reason other than
 // its connection is written again one entry at a time, so that an entry
 // it cannot take costs no other its place.
-func (s *Store) insertJournal(ctx context.Context, rows []*journalRow, own *journalRow) error {
-	var owned error
-	tell := func(r *journalRow, err error) {
-		if r == own {
-			owned = err
-			return
-		}
-		r.done <- err
-	}
+func (s *Store) insertJournal(ctx context.Context, rows []*journalRow) {
 	if len(rows) == 1 {
 		r := rows[0]
 		_, err := s.pool.Exec(ctx, `INSERT INTO request_journal
 			(merchant_id, status, operation, has_violations, counted, violating, injected, entry, violations)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 			r.merchantID, r.status, r.operation, r.violations != nil, r.counted, r.violating, r.injected, r.entry, r.violations)
-		tell(r, err)
-		return owned
+		r.done <- err
+		return
 	}
 	var (
 		merchants, ops, entries, violations []*string
@@ -208,14 +152,13 @@ func (s *Store) insertJournal(ctx context.Context, rows []*journalRow, own *jour
 	_, err := s.pool.Exec(ctx, insertJournalRows, merchants, statuses, ops, has, counted, violating, injected, entries, violations)
 	if err != nil && !unavailable(err) && ctx.Err() == nil {
 		for _, r := range rows {
-			tell(r, s.insertJournal(ctx, []*journalRow{r}, r))
+			s.insertJournal(ctx, []*journalRow{r})
 		}
-		return owned
+		return
 	}
 	for _, r := range rows {
-		tell(r, err)
+		r.done <- err
 	}
-	return owned
 }
 
 // trimRequests deletes a merchant's requests older than its newest $2 and,
