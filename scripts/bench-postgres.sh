@@ -2,8 +2,9 @@
 # Runs the load benchmark (cmd/paymock-load) against paymock on the memory
 # store, on PostgreSQL, and as two replicas over one PostgreSQL database,
 # for the same time each, and prints one table of create, retrieve and list
-# throughput with p99s, the CPU time per request, the database round trips
-# per request, and each figure against its target (issue 24). The database is a throwaway cluster of Debian's
+# throughput with p99s, the CPU time per request, paymock's context
+# switches per request, the database round trips per request, and each
+# figure against its target (issue 24). The database is a throwaway cluster of Debian's
 # postgresql (initdb into a temporary folder, a free loopback port), with a
 # fresh database per setup; everything started is stopped and removed at
 # the end, on failure too. About 40 seconds at the default duration.
