@@ -2,8 +2,9 @@
 # Runs the load benchmark (cmd/paymock-load) against paymock on the memory
 # store, on PostgreSQL, and as two replicas over one PostgreSQL database,
 # for the same time each, and prints one table of create, retrieve and list
-# throughput with p99s, the CPU time per request, the database round trips
-# per request, and each figure against its target (issue 24). The database is a throwaway cluster of Debian's
+# throughput with p99s, the CPU time per request, paymock's context
+# switches per request, the database round trips per request, and each
+# figure against its target (issue 24). The database is a throwaway cluster of Debian's
 # postgresql (initdb into a temporary folder, a free loopback port), with a
 # fresh database per setup; everything started is stopped and removed at
 # the end, on failure too. About 40 seconds at the default duration.
@@ -230,6 +231,21 @@ ticks() {
 	echo "$own $pg"
 }
 
+# switches prints how many times the paymocks' threads have switched
+# context so far (voluntary and not, every thread): on this VM each switch
+# is expensive, and a request on PostgreSQL hands off between goroutines
+# and threads more than one on the memory store.
+switches() {
+	local p n=0
+	for p in "${pids[@]}"; do
+		n=$((n + $(cat /proc/"$p"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {n += $2} END {print n + 0}')))
+	done
+	echo "$n"
+}
+
+# reqs prints how many requests the paymock-load outputs given served.
+reqs() { awk '$1 == "create" || $1 == "list" || $1 == "retrieve" { n += $2 } END { print n + 0 }' "$@"; }
+
 # cpurow prints the CPU time per request of setup $1, from the ticks
 # before ($2) and after ($3) its load and the load's outputs (the rest).
 cpurow() {
@@ -250,19 +266,23 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "(a) one paymock, memory store, $clients clients, $duration..." >&2
 serve
 t0=$(ticks)
+s0=$(switches)
 load "$addr" "$clients" "$work/a.txt"
 waitloads
 ta=("$t0" "$(ticks)")
+sa=$(($(switches) - s0))
 stopall
 
 echo "(b) one paymock, PostgreSQL, $clients clients, $duration..." >&2
 url=$(newdb bench_one)
 serve --store "$url"
 t0=$(ticks)
+s0=$(switches)
 x0=$(xacts bench_one)
 load "$addr" "$clients" "$work/b.txt"
 waitloads
 tb=("$t0" "$(ticks)")
+sb=$(($(switches) - s0))
 stopall
 sleep 1 # the sessions' last counts reach the statistics
 xb=$(($(xacts bench_one) - x0))
@@ -274,11 +294,13 @@ c1=$addr
 serve --store "$url"
 c2=$addr
 t0=$(ticks)
+s0=$(switches)
 x0=$(xacts bench_two)
 load "$c1" $((clients / 2)) "$work/c1.txt"
 load "$c2" $((clients / 2)) "$work/c2.txt"
 waitloads
 tc=("$t0" "$(ticks)")
+sc=$(($(switches) - s0))
 stopall
 sleep 1
 xc=$(($(xacts bench_two) - x0))
@@ -307,13 +329,21 @@ cpurow "memory store, one paymock" "${ta[@]}" "$work/a.txt"
 cpurow "PostgreSQL, one paymock" "${tb[@]}" "$work/b.txt"
 cpurow "PostgreSQL, two replicas" "${tc[@]}" "$work/c1.txt" "$work/c2.txt"
 echo
+echo "paymock's context switches per request (every thread, voluntary and not):"
+echo
+echo "| setup | switches |"
+echo "|---|---|"
+perreq() { awk -v s="$1" -v n="$2" 'BEGIN {printf "%.2f", s / n}'; }
+echo "| memory store, one paymock | $(perreq "$sa" "$(reqs "$work/a.txt")") |"
+echo "| PostgreSQL, one paymock | $(perreq "$sb" "$(reqs "$work/b.txt")") |"
+echo "| PostgreSQL, two replicas | $(perreq "$sc" "$(reqs "$work/c1.txt" "$work/c2.txt")") |"
+echo
 
 # The figures against the targets: throughput is all operations' req/s,
 # CPU both sides' per request, round trips the database's transactions
 # per request (the background sweeps and deliveries included, so a
 # little over the requests' own; postgres/roundtrips_test.go counts each
 # operation's exactly, on the wire).
-reqs() { awk '$1 == "create" || $1 == "list" || $1 == "retrieve" { n += $2 } END { print n + 0 }' "$@"; }
 rps() { awk '$1 == "create" || $1 == "list" || $1 == "retrieve" { n += $3 } END { print n + 0 }' "$@"; }
 cpu() { # CPU µs per request of the setup: paymock, PostgreSQL
 	local t0=$1 t1=$2
