@@ -2,26 +2,25 @@
 // contract counts, webhook outcomes, the size of live state, and the Go
 // runtime and process figures, served in the Prometheus text format.
 //
-// Everything is registered on a registry of its own (never the default
-// one), so two sandboxes in one test process do not share or collide on
-// counters. The methods the request chain and the webhook dispatcher call
-// are safe for concurrent use, do not allocate once a series exists, and do
+// paymock writes the text exposition format itself rather than link
+// Prometheus's client library: the library's package initialisation was
+// about 5 ms of every start and 2.5 MB of the binary, for a format of a few
+// lines per series. The names, types, labels, help texts and buckets are
+// those the library served; the tests read every scrape with Prometheus's
+// own parser.
+//
+// Each Metrics counts on its own, so two sandboxes in one test process do
+// not share counters. The methods the request chain and the webhook
+// dispatcher call are safe for concurrent use, do not allocate, and do
 // nothing on a nil *Metrics, so callers with metrics turned off need no
 // checks of their own.
 package metrics
 
 import (
-	"fmt"
 	"log/slog"
-	"net/http"
-	"strconv"
-	"sync"
+	"sort"
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // other is the label value every unknown operation, side, outcome, state or
@@ -35,6 +34,53 @@ const (
 	minStatus = 100
 	maxStatus = 599
 )
+
+// statusSlots is the number of status slots per operation: one per code
+// from minStatus to maxStatus, and one for "other".
+const statusSlots = maxStatus - minStatus + 2
+
+// bucketOf is the index of the paymock_request_duration_seconds bucket d
+// falls in (the last: above every bound), comparing integers rather than
+// converting to seconds. bucketBounds are the same bounds in seconds, in
+// the same order; a test holds the two together.
+func bucketOf(d time.Duration) int {
+	switch {
+	case d <= time.Millisecond:
+		return 0
+	case d <= 2500*time.Microsecond:
+		return 1
+	case d <= 5*time.Millisecond:
+		return 2
+	case d <= 10*time.Millisecond:
+		return 3
+	case d <= 25*time.Millisecond:
+		return 4
+	case d <= 50*time.Millisecond:
+		return 5
+	case d <= 100*time.Millisecond:
+		return 6
+	case d <= 250*time.Millisecond:
+		return 7
+	case d <= 500*time.Millisecond:
+		return 8
+	case d <= time.Second:
+		return 9
+	case d <= 2500*time.Millisecond:
+		return 10
+	case d <= 5*time.Second:
+		return 11
+	case d <= 10*time.Second:
+		return 12
+	}
+	return 13
+}
+
+// numBounds is the number of bucket bounds; bucket numBounds is +Inf.
+const numBounds = 13
+
+func bucketBounds() [numBounds]float64 {
+	return [numBounds]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+}
 
 // Config is what Metrics is built from. Every field may be left zero.
 type Config struct {
@@ -55,43 +101,60 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Metrics counts what the sandbox does and serves the counts to Prometheus.
-// Build it with New.
+// Metrics counts what the sandbox does and serves the counts in the
+// Prometheus text format. Build it with New.
 type Metrics struct {
-	reg     *prometheus.Registry
-	handler http.Handler
-	runtime sync.Once // registers the Go and process collectors; see registerRuntime
+	logger *slog.Logger
+	gauges []gaugeFunc
+	// scrapes holds a token per scrape in progress: the endpoint is
+	// unauthenticated, so a flood is turned away rather than queued.
+	scrapes chan struct{}
 
-	ops      map[string]int // operation -> index into opNames; missing: other
-	opNames  []string       // Config.Operations, then "other"
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	// reqSlots holds one counter per operation and status, made on first
-	// use: made in advance they would fill each scrape with thousands of
-	// zeros. Index: op*statusSlots + status slot.
-	reqSlots []atomic.Pointer[counterRef]
-	durSlots []atomic.Pointer[observerRef] // one per operation
+	ops     map[string]int // operation -> index into opNames; missing: other
+	opNames []string       // Config.Operations, then "other"
+	opOrder []int          // indexes of opNames sorted by name, the exposition's order
 
-	violations *fixedCounter
-	attempts   *fixedCounter
-	finished   *fixedCounter
-	faults     *fixedCounter
-	created    prometheus.Counter
+	// requests holds one counter per operation and status slot (index:
+	// op*statusSlots + slot); a series is served once its count is not
+	// zero, as the client library served a series once it was made.
+	requests  []atomic.Uint64
+	durations []histogram // one per operation
+
+	violations fixedCounter
+	attempts   fixedCounter
+	finished   fixedCounter
+	faults     fixedCounter
+	created    atomic.Uint64
 }
 
-// statusSlots is the number of status slots per operation: one per code
-// from minStatus to maxStatus, and one for "other".
-const statusSlots = maxStatus - minStatus + 2
+// histogram is one operation's request durations. Buckets are counted
+// apart (not cumulated) so that a request adds to one of them; the
+// exposition cumulates them and takes the count from their total, so that
+// the count always equals the +Inf bucket even while requests land.
+type histogram struct {
+	buckets [numBounds + 1]atomic.Uint64 // the last: above every bound
+	sum     atomic.Int64                 // nanoseconds
+}
 
-type counterRef struct{ c prometheus.Counter }
+// gaugeFunc is a gauge read from fn at each scrape.
+type gaugeFunc struct {
+	name, help string
+	fn         func() int
+}
 
-type observerRef struct{ o prometheus.Observer }
+// maxScrapes is how many scrapes may run at once; more get a 503.
+const maxScrapes = 8
 
-// New registers every metric on a new registry and returns them with the
-// handler that serves it.
+// New returns Metrics counting from zero.
 func New(cfg Config) *Metrics {
-	reg := prometheus.NewRegistry()
-	m := &Metrics{reg: reg, ops: make(map[string]int, len(cfg.Operations))}
+	m := &Metrics{
+		logger:  cfg.Logger,
+		scrapes: make(chan struct{}, maxScrapes),
+		ops:     make(map[string]int, len(cfg.Operations)),
+	}
+	if m.logger == nil {
+		m.logger = slog.New(slog.DiscardHandler)
+	}
 	for _, op := range cfg.Operations {
 		if _, dup := m.ops[op]; dup || op == other {
 			continue
@@ -100,103 +163,29 @@ func New(cfg Config) *Metrics {
 		m.opNames = append(m.opNames, op)
 	}
 	m.opNames = append(m.opNames, other)
-	m.reqSlots = make([]atomic.Pointer[counterRef], len(m.opNames)*statusSlots)
-	m.durSlots = make([]atomic.Pointer[observerRef], len(m.opNames))
-
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "paymock_requests_total",
-		Help: "Requests answered, by operation and HTTP status (injected faults included).",
-	}, []string{"operation", "status"})
-	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "paymock_request_duration_seconds",
-		Help:    "Time from receiving a request to its answer, by operation (injected delays included).",
-		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-	}, []string{"operation"})
-	m.violations = newFixedCounter(prometheus.CounterOpts{
-		Name: "paymock_contract_violations_total",
-		Help: "Requests refused by the contract (side=request) and answers that broke it (side=response).",
-	}, "side", "request", "response")
-	m.attempts = newFixedCounter(prometheus.CounterOpts{
-		Name: "paymock_webhook_attempts_total",
-		Help: "Webhook POSTs, by what came of them.",
-	}, "outcome", "delivered", "retrying", "failed", "interrupted")
-	m.created = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "paymock_webhook_events_created_total",
-		Help: "Webhook deliveries queued (one per event, endpoint and round); each ends in paymock_webhook_events_finished_total.",
-	})
-	m.finished = newFixedCounter(prometheus.CounterOpts{
-		Name: "paymock_webhook_events_finished_total",
-		Help: "Webhook deliveries that reached a final state; created minus finished are pending.",
-	}, "state", "delivered", "failed", "interrupted")
-	m.faults = newFixedCounter(prometheus.CounterOpts{
-		Name: "paymock_injected_faults_total",
-		Help: "Faults injected on purpose, by target (api or webhooks).",
-	}, "target", "api", "webhooks")
-
-	reg.MustRegister(m.requests, m.duration, m.violations.vec, m.attempts.vec, m.created, m.finished.vec, m.faults.vec)
-	gauge(reg, cfg.Merchants, "paymock_merchants", "Merchants the sandbox holds state for.")
-	gauge(reg, cfg.StoredPayments, "paymock_stored_payments", "Payments held in the store, all merchants together.")
-	gauge(reg, cfg.ScheduledTimers, "paymock_scheduled_timers", "Expiries, webhook retries and scenario steps waiting for their time.")
-
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	m.opOrder = make([]int, len(m.opNames))
+	for i := range m.opOrder {
+		m.opOrder[i] = i
 	}
-	served := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog:      slogPrintln{logger},
-		ErrorHandling: promhttp.ContinueOnError,
-		Registry:      reg,
-		// The endpoint is unauthenticated: scrapes that arrive together
-		// share one gathering, and a flood of them is turned away rather
-		// than queued.
-		CoalesceGather:      true,
-		MaxRequestsInFlight: 8,
-	})
-	m.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.registerRuntime()
-		served.ServeHTTP(w, r)
-	})
+	sort.Slice(m.opOrder, func(a, b int) bool { return m.opNames[m.opOrder[a]] < m.opNames[m.opOrder[b]] })
+	m.requests = make([]atomic.Uint64, len(m.opNames)*statusSlots)
+	m.durations = make([]histogram, len(m.opNames))
+
+	m.violations = newFixedCounter("side", "request", "response")
+	m.attempts = newFixedCounter("outcome", "delivered", "retrying", "failed", "interrupted")
+	m.finished = newFixedCounter("state", "delivered", "failed", "interrupted")
+	m.faults = newFixedCounter("target", "api", "webhooks")
+
+	for _, g := range []gaugeFunc{
+		{"paymock_merchants", "Merchants the sandbox holds state for.", cfg.Merchants},
+		{"paymock_stored_payments", "Payments held in the store, all merchants together.", cfg.StoredPayments},
+		{"paymock_scheduled_timers", "Expiries, webhook retries and scenario steps waiting for their time.", cfg.ScheduledTimers},
+	} {
+		if g.fn != nil {
+			m.gauges = append(m.gauges, g)
+		}
+	}
 	return m
-}
-
-// registerRuntime registers the Go runtime's and the process's collectors
-// before the first scrape or gathering rather than in New: building and
-// registering them was about a millisecond of every start, for figures a
-// run may never be asked for. Their values are read at each scrape
-// anyway, so a late registration shows the same figures.
-func (m *Metrics) registerRuntime() {
-	m.runtime.Do(func() {
-		m.reg.MustRegister(
-			collectors.NewGoCollector(),
-			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		)
-	})
-}
-
-// gauge registers a gauge read from fn at each scrape, unless fn is nil.
-func gauge(reg *prometheus.Registry, fn func() int, name, help string) {
-	if fn == nil {
-		return
-	}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help},
-		func() float64 { return float64(fn()) }))
-}
-
-// Handler serves the metrics in the Prometheus text format (or another
-// format the scraper asks for in Accept). On a nil *Metrics it answers 404,
-// as if the route did not exist.
-func (m *Metrics) Handler() http.Handler {
-	if m == nil {
-		return http.NotFoundHandler()
-	}
-	return m.handler
-}
-
-// Registry is the registry everything is registered on, for a caller that
-// wants to add collectors of its own or gather without HTTP.
-func (m *Metrics) Registry() *prometheus.Registry {
-	m.registerRuntime()
-	return m.reg
 }
 
 // Request counts one answered request under its operation id (one of
@@ -214,31 +203,11 @@ func (m *Metrics) Request(operation string, status int, elapsed time.Duration) {
 	if status >= minStatus && status <= maxStatus {
 		slot = status - minStatus
 	}
-	ref := m.reqSlots[op*statusSlots+slot].Load()
-	if ref == nil {
-		ref = m.requestCounter(op, slot)
-	}
-	ref.c.Inc()
+	m.requests[op*statusSlots+slot].Add(1)
 
-	dref := m.durSlots[op].Load()
-	if dref == nil {
-		dref = &observerRef{m.duration.WithLabelValues(m.opNames[op])}
-		m.durSlots[op].Store(dref)
-	}
-	dref.o.Observe(elapsed.Seconds())
-}
-
-// requestCounter makes the counter of one operation and status slot. Two
-// goroutines may both get here for a new series; WithLabelValues returns
-// the same child to both, so storing it twice is harmless.
-func (m *Metrics) requestCounter(op, slot int) *counterRef {
-	status := other
-	if slot < statusSlots-1 {
-		status = strconv.Itoa(slot + minStatus)
-	}
-	ref := &counterRef{m.requests.WithLabelValues(m.opNames[op], status)}
-	m.reqSlots[op*statusSlots+slot].Store(ref)
-	return ref
+	h := &m.durations[op]
+	h.buckets[bucketOf(elapsed)].Add(1)
+	h.sum.Add(int64(elapsed))
 }
 
 // ContractViolation counts a contract failure: side "request" for a request
@@ -265,7 +234,7 @@ func (m *Metrics) WebhookAttempt(outcome string) {
 // created = delivered + failed + interrupted + still pending.
 func (m *Metrics) EventCreated() {
 	if m != nil {
-		m.created.Inc()
+		m.created.Add(1)
 	}
 }
 
@@ -286,38 +255,26 @@ func (m *Metrics) InjectedFault(target string) {
 }
 
 // fixedCounter is a counter with one label whose values are known in
-// advance; their children are resolved once, so counting is a short scan
-// and an atomic add. Their series exist from the start (at 0), so a query
-// for "failed" finds a zero rather than nothing.
+// advance, plus "other" for any value that is not. The known values'
+// series are served from the start (at 0), so a query for "failed" finds a
+// zero rather than nothing; "other" only once something fell into it.
 type fixedCounter struct {
-	vec      *prometheus.CounterVec
-	values   []string
-	children []prometheus.Counter
+	label  string
+	values []string
+	counts []atomic.Uint64 // one per value, then other
 }
 
-func newFixedCounter(opts prometheus.CounterOpts, label string, values ...string) *fixedCounter {
-	f := &fixedCounter{vec: prometheus.NewCounterVec(opts, []string{label}), values: values}
-	for _, v := range values {
-		f.children = append(f.children, f.vec.WithLabelValues(v))
-	}
-	return f
+func newFixedCounter(label string, values ...string) fixedCounter {
+	return fixedCounter{label: label, values: values, counts: make([]atomic.Uint64, len(values)+1)}
 }
 
-// inc counts value, or "other" when value is not one of the known ones
-// (a caller's bug: that path may allocate).
+// inc counts value, or "other" when value is not one of the known ones.
 func (f *fixedCounter) inc(value string) {
 	for i, v := range f.values {
 		if v == value {
-			f.children[i].Inc()
+			f.counts[i].Add(1)
 			return
 		}
 	}
-	f.vec.WithLabelValues(other).Inc()
-}
-
-// slogPrintln lets promhttp report scrape errors through slog.
-type slogPrintln struct{ l *slog.Logger }
-
-func (p slogPrintln) Println(v ...any) {
-	p.l.Error("serve metrics", "err", fmt.Sprint(v...))
+	f.counts[len(f.values)].Add(1)
 }

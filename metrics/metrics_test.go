@@ -4,10 +4,14 @@
 package metrics_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,6 +79,8 @@ func value(fams map[string]*dto.MetricFamily, name string, labels ...string) (v 
 			return m.Untyped.GetValue(), true
 		case m.Histogram != nil:
 			return float64(m.Histogram.GetSampleCount()), true
+		case m.Summary != nil:
+			return float64(m.Summary.GetSampleCount()), true
 		}
 	}
 	return 0, false
@@ -327,37 +333,85 @@ func BenchmarkRequestSerial(b *testing.B) {
 	}
 }
 
-func TestRegistry_GathersRuntimeFiguresWithoutAScrape(t *testing.T) {
-	// The Go and process collectors are registered on the first scrape;
-	// a caller gathering through Registry must find them all the same.
-	m := metrics.New(metrics.Config{})
-	fams, err := m.Registry().Gather()
-	if err != nil {
+func TestWriteTo_WritesWhatAScrapeServes(t *testing.T) {
+	m := metrics.New(metrics.Config{Operations: []string{"createPayment"}})
+	m.Request("createPayment", 201, time.Millisecond)
+	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	found := map[string]bool{}
-	for _, f := range fams {
-		found[f.GetName()] = true
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(&buf)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
 	}
+	mustValue(t, fams, 1, "paymock_requests_total", "operation", "createPayment", "status", "201")
 	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes", "paymock_webhook_attempts_total"} {
-		if !found[name] {
-			t.Errorf("%s is not gathered", name)
+		if _, ok := fams[name]; !ok {
+			t.Errorf("%s is not written", name)
 		}
 	}
 }
 
-func TestHandler_FirstScrapesAtOnceRegisterTheRuntimeOnce(t *testing.T) {
-	// Concurrent first scrapes: a second registration would panic.
-	m := metrics.New(metrics.Config{})
+func TestHandler_TurnsAwayScrapesBeyondEight(t *testing.T) {
+	// Eight scrapes are held inside a gauge's callback; a ninth arrives
+	// while they are, and must be refused rather than queued.
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var released atomic.Bool
+	m := metrics.New(metrics.Config{Merchants: func() int {
+		if !released.Load() {
+			entered <- struct{}{}
+			<-release
+		}
+		return 1
+	}})
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+
 	var wg sync.WaitGroup
-	for range 4 {
+	codes := make(chan int, 8)
+	for range 8 {
 		wg.Go(func() {
-			rec := httptest.NewRecorder()
-			m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-			if rec.Code != 200 || !strings.Contains(rec.Body.String(), "go_goroutines") {
-				t.Errorf("scrape: %d, go_goroutines served: %v", rec.Code, strings.Contains(rec.Body.String(), "go_goroutines"))
+			res, err := srv.Client().Get(srv.URL + "/metrics")
+			if err != nil {
+				t.Error(err)
+				return
 			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			codes <- res.StatusCode
 		})
 	}
+	for range 8 {
+		<-entered
+	}
+
+	res, err := srv.Client().Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("ninth scrape: status %d, want 503", res.StatusCode)
+	}
+	var shape struct {
+		Error struct{ Type, Code, Message string } `json:"error"`
+	}
+	if err := json.Unmarshal(body, &shape); err != nil || shape.Error.Type != "api_error" || shape.Error.Message == "" {
+		t.Errorf("ninth scrape: body %q is not the API's error shape (%v)", body, err)
+	}
+
+	released.Store(true)
+	close(release)
 	wg.Wait()
+	close(codes)
+	for c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("a held scrape got %d, want 200", c)
+		}
+	}
+	// With the eight done, a scrape is served again.
+	scrape(t, m.Handler())
 }
