@@ -39,6 +39,12 @@ func TestContract_FastPathStillRefusesBrokenAnswers(t *testing.T) {
 			p := good(env)
 			tc.spoil(&p)
 			if err := env.store.Insert(t.Context(), p); err != nil {
+				if tc.name == "broken date" {
+					// A store that encodes with encoding/json (PostgreSQL's)
+					// refuses a year past 9999 itself, so no such payment
+					// can be stored there to answer with.
+					t.Skipf("this store refuses the payment: %v", err)
+				}
 				t.Fatal(err)
 			}
 			st, body, _ := env.do("GET", "/api/v1/payments/"+p.ID, keyA, nil)
