@@ -39,47 +39,37 @@ const (
 // from minStatus to maxStatus, and one for "other".
 const statusSlots = maxStatus - minStatus + 2
 
-// bucketOf is the index of the paymock_request_duration_seconds bucket d
-// falls in (the last: above every bound), comparing integers rather than
-// converting to seconds. bucketBounds are the same bounds in seconds, in
-// the same order; a test holds the two together.
-func bucketOf(d time.Duration) int {
-	switch {
-	case d <= time.Millisecond:
-		return 0
-	case d <= 2500*time.Microsecond:
-		return 1
-	case d <= 5*time.Millisecond:
-		return 2
-	case d <= 10*time.Millisecond:
-		return 3
-	case d <= 25*time.Millisecond:
-		return 4
-	case d <= 50*time.Millisecond:
-		return 5
-	case d <= 100*time.Millisecond:
-		return 6
-	case d <= 250*time.Millisecond:
-		return 7
-	case d <= 500*time.Millisecond:
-		return 8
-	case d <= time.Second:
-		return 9
-	case d <= 2500*time.Millisecond:
-		return 10
-	case d <= 5*time.Second:
-		return 11
-	case d <= 10*time.Second:
-		return 12
+// bucketLimits are the paymock_request_duration_seconds bucket bounds,
+// held as durations so that a request is placed by comparing integers,
+// not by converting to seconds; bucketBounds gives them in seconds.
+func bucketLimits() [numBounds]time.Duration {
+	return [numBounds]time.Duration{
+		time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond, 10 * time.Millisecond,
+		25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond,
+		500 * time.Millisecond, time.Second, 2500 * time.Millisecond, 5 * time.Second, 10 * time.Second,
 	}
-	return 13
 }
 
 // numBounds is the number of bucket bounds; bucket numBounds is +Inf.
 const numBounds = 13
 
+// bucketOf is the index of the bucket d falls in (numBounds: above every
+// bound).
+func bucketOf(d time.Duration) int {
+	for i, limit := range bucketLimits() {
+		if d <= limit {
+			return i
+		}
+	}
+	return numBounds
+}
+
 func bucketBounds() [numBounds]float64 {
-	return [numBounds]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	var b [numBounds]float64
+	for i, limit := range bucketLimits() {
+		b[i] = limit.Seconds()
+	}
+	return b
 }
 
 // Config is what Metrics is built from. Every field may be left zero.
