@@ -7,16 +7,21 @@ package contract
 import (
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"unicode"
 )
 
-// pattern is a schema pattern, compiled. items, when set, match an ASCII
-// string exactly as re does; a string with other bytes, or a pattern of
-// another shape, goes to re.
+// pattern is a schema pattern, compiled. alts, when set, match an ASCII
+// string exactly as re does, when any one of them matches all of it; a
+// string with other bytes, or a pattern of another shape, goes to re.
 type pattern struct {
-	re    *regexp.Regexp
-	items []patternItem
+	re   *regexp.Regexp
+	alts [][]patternItem
 }
+
+// maxAlts bounds the alternatives a fast form is expanded into: past a
+// few, trying each in turn costs more than the regexp's one pass.
+const maxAlts = 4
 
 // patternItem is one step of an anchored pattern: a run of min to max
 // bytes of a set (max < 0: unbounded), or an optional group of steps,
@@ -49,21 +54,23 @@ func compilePattern(expr string) (*pattern, error) {
 	}
 	p := &pattern{re: re}
 	if tree, err := syntax.Parse(expr, syntax.Perl); err == nil {
-		p.items = simplePattern(tree)
+		p.alts = simplePattern(tree)
 	}
 	return p, nil
 }
 
 // MatchString reports whether s matches, as regexp.MatchString does.
 func (p *pattern) MatchString(s string) bool {
-	if p.items == nil {
+	if p.alts == nil {
 		return p.re.MatchString(s)
 	}
 	// The items hold ASCII bytes only, so a match took none past it;
 	// without a match, a string with such a byte is the regexp's: classes
 	// like [^/] hold runes past ASCII.
-	if matchItems(p.items, s) {
-		return true
+	for _, items := range p.alts {
+		if matchItems(items, s) {
+			return true
+		}
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
@@ -95,19 +102,65 @@ func matchItems(items []patternItem, s string) bool {
 	return i == len(s)
 }
 
-// simplePattern is the fast form of a pattern anchored at both ends
-// (^...$) made of runs of single characters and at most one trailing
-// optional group of the same, or nil.
-func simplePattern(re *syntax.Regexp) []patternItem {
-	if re.Op != syntax.OpConcat || len(re.Sub) < 2 ||
-		re.Sub[0].Op != syntax.OpBeginText || re.Sub[len(re.Sub)-1].Op != syntax.OpEndText {
+// simplePattern is the fast form of a pattern, or nil: the alternatives
+// it is the union of, each anchored at both ends (^...$) and made of runs
+// of single characters and at most one trailing optional group of the
+// same.
+func simplePattern(re *syntax.Regexp) [][]patternItem {
+	seqs, ok := expandAlts(re)
+	if !ok {
 		return nil
 	}
-	items, ok := patternSeq(re.Sub[1:len(re.Sub)-1], true)
-	if !ok || len(items) == 0 {
-		return nil
+	alts := make([][]patternItem, 0, len(seqs))
+	for _, seq := range seqs {
+		if len(seq) < 2 || seq[0].Op != syntax.OpBeginText || seq[len(seq)-1].Op != syntax.OpEndText {
+			return nil
+		}
+		items, ok := patternSeq(seq[1:len(seq)-1], true)
+		if !ok || len(items) == 0 {
+			return nil
+		}
+		alts = append(alts, items)
 	}
-	return items
+	return alts
+}
+
+// expandAlts writes re as the sequences of steps it is the union of,
+// distributing each alternation over the steps around it (a|b)c = ac|bc.
+// An optional group stays one step: its two cases are matched in one
+// pass. False past maxAlts sequences.
+func expandAlts(re *syntax.Regexp) ([][]*syntax.Regexp, bool) {
+	switch re.Op {
+	case syntax.OpCapture:
+		return expandAlts(re.Sub[0])
+	case syntax.OpAlternate:
+		var out [][]*syntax.Regexp
+		for _, sub := range re.Sub {
+			seqs, ok := expandAlts(sub)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, seqs...)
+		}
+		return out, len(out) <= maxAlts
+	case syntax.OpConcat:
+		out := [][]*syntax.Regexp{nil}
+		for _, sub := range re.Sub {
+			seqs, ok := expandAlts(sub)
+			if !ok || len(out)*len(seqs) > maxAlts {
+				return nil, false
+			}
+			next := make([][]*syntax.Regexp, 0, len(out)*len(seqs))
+			for _, head := range out {
+				for _, tail := range seqs {
+					next = append(next, slices.Concat(head, tail))
+				}
+			}
+			out = next
+		}
+		return out, true
+	}
+	return [][]*syntax.Regexp{{re}}, true
 }
 
 // patternSeq compiles a sequence of steps; a group is allowed only as

@@ -55,6 +55,7 @@ func documentPatterns(t testing.TB) []string {
 var extraPatterns = []string{
 	`^(?i)abc$`, `^k$`, `^(?i)k$`, `^a?b$`, `^[ab]*a$`, `^x{2,3}y?$`, `^a(bc)?$`, `^(?:ab)?$`,
 	`^[0-9]+(\.[0-9]{1,2})?$`, `^a.b$`, `^[^a]*$`, `^$`, `abc`, `^a|b$`, `^(a)(b)$`, `^a*(a)?$`,
+	`^(ab|a)$`, `^(a|bc)(d|ef)$`, `^(x[0-9]*|y)(z)?$`, `^(a|b)(c|d)(e|f)$`, `^(ab|cd|ef|gh|ij)$`, `^(a|)b$`,
 }
 
 func TestPattern_EveryDocumentPatternHasAFastForm(t *testing.T) {
@@ -67,8 +68,31 @@ func TestPattern_EveryDocumentPatternHasAFastForm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.items == nil {
+		if p.alts == nil {
 			t.Errorf("%s has no fast form: every value it checks goes through the regexp engine", expr)
+		}
+	}
+}
+
+func TestPattern_FastFormTakesAlternativesUpToABound(t *testing.T) {
+	tests := []struct {
+		expr string
+		alts int // 0: no fast form
+	}{
+		{`^[0-9]+(\.[0-9]{1,2})?$`, 1},
+		{`^([1-9][0-9]{0,8}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$`, 3},
+		{`^(a|bc)(d|ef)$`, 4},
+		{`^(a|bc)(d|ef)(g|hi)$`, 0}, // 8 sequences: the regexp's one pass is cheaper
+		{`^a|b$`, 0},                // each alternative is anchored at one end only
+		{`^(a|)b$`, 0},              // an empty alternative is no run
+	}
+	for _, tc := range tests {
+		p, err := compilePattern(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.alts) != tc.alts {
+			t.Errorf("%s: %d alternatives in the fast form, want %d", tc.expr, len(p.alts), tc.alts)
 		}
 	}
 }
@@ -81,6 +105,9 @@ func TestPattern_MatchesAsTheRegexp(t *testing.T) {
 		{`^pay_[0-9A-Za-z]{24,}$`, []string{"pay_" + "abcdefghijklmnopqrstuvwx", "pay_abc", "pay_" + "abcdefghijklmnopqrstuvwxyz0123", "pay_" + "abcdefghijklmnopqrstuvw-", "Pay_abcdefghijklmnopqrstuvwx", "", "pay_abcdefghijklmnopqrstuvwxé"}},
 		{`^[hH][tT][tT][pP][sS]?://[^/?#@:\s][^/?#@\s]*([/?#].*)?$`, []string{"https://a.example", "HTTP://a", "https://a.example/x?y#z", "https:///x", "https://a b", "https://a@b", "https://a/\n", "https://a/é", "ftp://a", "https://:80"}},
 		{`^[0-9]+(\.[0-9]{1,2})?$`, []string{"1", "1.5", "1.55", "1.555", "1.", ".5", "", "12a"}},
+		{`^([1-9][0-9]{0,8}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$`, []string{"1", "10.5", "10.50", "999999999.99",
+			"1000000000", "0", "0.0", "0.00", "0.01", "0.1", "0.10", "0.001", "01", "00.50", "1.", ".5", "-1", "1e2", ""}},
+		{`^(a|bc)(d|ef)$`, []string{"ad", "aef", "bcd", "bcef", "a", "bce", "ade"}},
 		{`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`, []string{"2026-11-24T04:00:00Z", "2026-11-24T04:00:00", "2026-11-24 04:00:00Z"}},
 		{`^(?i)k$`, []string{"k", "K", "\u212a", "x"}},
 		{`^a*(a)?$`, []string{"", "a", "aa", "b"}},
@@ -124,6 +151,32 @@ func FuzzPattern_MatchesAsTheRegexp(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkPattern_Amount matches the amount's decimal strings by the
+// fast form and by the regexp engine it stands in for.
+func BenchmarkPattern_Amount(b *testing.B) {
+	const expr = `^([1-9][0-9]{0,8}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$`
+	p, err := compilePattern(expr)
+	if err != nil || p.alts == nil {
+		b.Fatalf("no fast form: %v", err)
+	}
+	in := []string{"10.50", "0.05", "999999999.99", "0.00"}
+	for _, m := range []struct {
+		name  string
+		match func(string) bool
+	}{{"fast", p.MatchString}, {"regexp", p.re.MatchString}} {
+		b.Run(m.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range in {
+					if m.match(s) != (s != "0.00") {
+						b.Fatalf("%q", s)
+					}
+				}
+			}
+		})
+	}
 }
 
 func TestPlainURI_OnlyWhatURLParseTakes(t *testing.T) {

@@ -128,7 +128,6 @@ func TestPaymentModel_CoversThePaymentAnswers(t *testing.T) {
 }
 
 func TestPaymentModel_RefusesEveryBrokenPayment(t *testing.T) {
-	numberOnly := []paymock.Encoding{{}}
 	tests := []struct {
 		name  string
 		spoil func(*paymock.Payment)
@@ -141,9 +140,11 @@ func TestPaymentModel_RefusesEveryBrokenPayment(t *testing.T) {
 		{"broken checkout uri", func(p *paymock.Payment) { p.CheckoutURL = "no scheme" }, nil},
 		{"currency not in the enum", func(p *paymock.Payment) { p.Currency = "XXX" }, nil},
 		{"status not in the enum", func(p *paymock.Payment) { p.Status = "paid" }, nil},
-		// The decimal string form states no bounds: only the number is out.
-		{"amount out of bounds", func(p *paymock.Payment) { p.Amount = 0 }, numberOnly},
-		{"amount past the maximum", func(p *paymock.Payment) { p.Amount = 100000000000 }, numberOnly},
+		// Both wire forms of the amount are bounded alike: 0.00 and
+		// "0.00" are out.
+		{"amount zero", func(p *paymock.Payment) { p.Amount = 0 }, nil},
+		{"amount negative", func(p *paymock.Payment) { p.Amount = -1 }, nil},
+		{"amount past the maximum", func(p *paymock.Payment) { p.Amount = paymock.MaxAmount + 1 }, nil},
 		{"metadata not an object", func(p *paymock.Payment) { p.Metadata = json.RawMessage(`["a"]`) }, nil},
 		{"metadata null", func(p *paymock.Payment) { p.Metadata = json.RawMessage(`null`) }, nil},
 		{"metadata with a duplicated key", func(p *paymock.Payment) { p.Metadata = json.RawMessage(`{"a":1,"a":2}`) }, nil},
@@ -243,6 +244,19 @@ func BenchmarkValidatePaymentResponse(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if err := c.d.ValidateResponse(ctx, c.r, c.rt, c.status, jsonHeader, body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The decimal string form passes the amount's pattern as well.
+	sbody, sw, plain, err := modelPayment().EncodePlain(paymock.Encoding{AmountAsString: true})
+	if err != nil || !plain {
+		b.Fatal("not plain")
+	}
+	b.Run("values_amount=string", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.d.ValidatePaymentResponse(ctx, c.r, c.rt, c.status, jsonHeader, sbody, &sw); err != nil {
 				b.Fatal(err)
 			}
 		}
