@@ -116,3 +116,19 @@ func TestJournal_ConcurrentAppendsAreEachStoredOnceWithTheirViolations(t *testin
 		t.Errorf("violations %v", violations)
 	}
 }
+
+// BenchmarkJournal_Append is one request's entry appended alone, as a
+// lone request's is: one INSERT.
+func BenchmarkJournal_Append(b *testing.B) {
+	s, url := openStore(b)
+	ctx := context.Background()
+	r := paymock.JournalRecord{Entry: paymock.JournalEntry{ID: "req_bench", At: "2026-11-24T10:08:31Z", Method: "GET",
+		Path: "/api/v1/payments/pay_7CbYlc2JOWfKTDIFpZpiUhD4", Operation: "retrievePayment", Status: 200,
+		DurationMS: 1.25, Variant: "default"}, Counted: true}
+	defer reportServerCPU(b, url)()
+	for b.Loop() {
+		if err := s.AppendRequest(ctx, "acme", r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

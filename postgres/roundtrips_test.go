@@ -110,7 +110,14 @@ func oneLine(s string) string {
 // mode, real clocks, the journal on) over a database whose round trips w
 // counts.
 func counted(t testing.TB, w *wire) replica {
-	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t), DialFunc: w.dial})
+	r, _ := countedAt(t, w)
+	return r
+}
+
+// countedAt is counted, and the URL of the replica's database.
+func countedAt(t testing.TB, w *wire) (replica, string) {
+	url := pgtest.URL(t)
+	st, err := postgres.Open(context.Background(), postgres.Config{URL: url, DialFunc: w.dial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +130,7 @@ func counted(t testing.TB, w *wire) replica {
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(func() { _ = sb.Close(context.Background()) })
 	t.Cleanup(srv.Close)
-	return replica{t: t, url: srv.URL, key: "sk_test_roundtrips"}
+	return replica{t: t, url: srv.URL, key: "sk_test_roundtrips"}, url
 }
 
 func TestRoundTrips_CreateRetrieveListTakeAtMostTwo(t *testing.T) {
@@ -208,7 +215,7 @@ func BenchmarkHTTP_List(b *testing.B) {
 
 func benchHTTP(b *testing.B, op func(r replica, id string) (int, string)) {
 	w := &wire{}
-	r := counted(b, w)
+	r, url := countedAt(b, w)
 	_, id := op(r, "")
 	for range 20 { // statements prepared, the merchant made, payments to list
 		st, p := r.call("POST", "/api/v1/payments", createBody(3600, nil))
@@ -221,6 +228,7 @@ func benchHTTP(b *testing.B, op func(r replica, id string) (int, string)) {
 		op(r, id)
 	}
 	w.take()
+	cpu := pgtest.ServerCPU(b, url)
 	b.ResetTimer()
 	for b.Loop() {
 		if st, _ := op(r, id); st >= 300 {
@@ -230,4 +238,7 @@ func benchHTTP(b *testing.B, op func(r replica, id string) (int, string)) {
 	b.StopTimer()
 	n, _ := w.take()
 	b.ReportMetric(float64(n)/float64(b.N), "roundtrips/op")
+	if used, ok := cpu(); ok {
+		b.ReportMetric(float64(used.Microseconds())/float64(b.N), "pg-µs/op")
+	}
 }

@@ -180,10 +180,22 @@ func benchStore(b *testing.B) *Store {
 	return s
 }
 
+// reportServerCPU starts counting the database's CPU time; the function
+// returned, deferred, reports it per operation of the benchmark.
+func reportServerCPU(b *testing.B, url string) func() {
+	cpu := pgtest.ServerCPU(b, url)
+	return func() {
+		if used, ok := cpu(); ok && b.N > 0 {
+			b.ReportMetric(float64(used.Microseconds())/float64(b.N), "pg-µs/op")
+		}
+	}
+}
+
 func BenchmarkStore_Insert(b *testing.B) {
-	s := benchStore(b)
+	s, url := openStore(b)
 	ctx := context.Background()
 	i := 0
+	defer reportServerCPU(b, url)()
 	for b.Loop() {
 		if err := s.Insert(ctx, storetest.StoredPayment("acme", i)); err != nil {
 			b.Fatal(err)
@@ -193,10 +205,11 @@ func BenchmarkStore_Insert(b *testing.B) {
 }
 
 func BenchmarkStore_Get(b *testing.B) {
-	s := benchStore(b)
+	s, url := openStore(b)
 	storetest.Fill(b, s, "acme", 1000)
 	ctx := context.Background()
 	i := 0
+	defer reportServerCPU(b, url)()
 	for b.Loop() {
 		if _, err := s.Get(ctx, "acme", storetest.StoredPayment("acme", i%1000).ID); err != nil {
 			b.Fatal(err)
@@ -206,10 +219,11 @@ func BenchmarkStore_Get(b *testing.B) {
 }
 
 func BenchmarkStore_ListPageOf10At1000Stored(b *testing.B) {
-	s := benchStore(b)
+	s, url := openStore(b)
 	storetest.Fill(b, s, "acme", 1000)
 	storetest.Fill(b, s, "globex", 10)
 	ctx := context.Background()
+	defer reportServerCPU(b, url)()
 	for b.Loop() {
 		items, total, err := s.List(ctx, "acme", 50, 10)
 		if err != nil || len(items) != 10 || total != 1000 {

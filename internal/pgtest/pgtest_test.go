@@ -66,3 +66,30 @@ func TestURL_DropsTheDatabaseAtTheEndOfTheTest(t *testing.T) {
 		t.Errorf("database %q still exists after its test (%d)", name, n)
 	}
 }
+
+// TestServerCPU_CountsTheBackendsWork: work a backend of the database
+// does shows in ServerCPU, and a database left idle shows none of it.
+func TestServerCPU_CountsTheBackendsWork(t *testing.T) {
+	ctx := t.Context()
+	busy, idle := pgtest.URL(t), pgtest.URL(t)
+	conn, err := pgx.Connect(ctx, busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	busyCPU, idleCPU := pgtest.ServerCPU(t, busy), pgtest.ServerCPU(t, idle)
+	// Millions of rows: far more than /proc's 10 ms tick of CPU.
+	if _, err := conn.Exec(ctx, `SELECT count(*) FROM generate_series(1, 5000000)`); err != nil {
+		t.Fatal(err)
+	}
+	used, ok := busyCPU()
+	if !ok {
+		t.Skip("the server's processes cannot be read here")
+	}
+	if used <= 0 {
+		t.Errorf("the busy database's backends used %s, want some", used)
+	}
+	if used, _ := idleCPU(); used != 0 {
+		t.Errorf("the idle database's backends used %s, want none", used)
+	}
+}

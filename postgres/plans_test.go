@@ -1,0 +1,107 @@
+// The plans PostgreSQL keeps for the store's statements on large tables.
+
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/paymock/paymock/internal/storetest"
+)
+
+// TestList_PlanIsKeptAndReadsOnlyThePage: a connection plans the list
+// statement once, not at every call (planning cost PostgreSQL more than
+// the page), and the plan it keeps reads the page's rows through
+// payments_newest_first, whatever the merchant holds: a list of 10 over
+// many payments reads 10.
+func TestList_PlanIsKeptAndReadsOnlyThePage(t *testing.T) {
+	cases := []struct {
+		name string
+		// merchants of small payments each, beside acme's big ones
+		others, each, big int
+	}{
+		{name: "one merchant", big: 20_000},
+		{name: "many small merchants and one big", others: 2_000, each: 10, big: 20_000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			s, _ := openStore(t)
+			doc, err := encode(storetest.StoredPayment("acme", 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill := func(merchant string, n int) string {
+				return fmt.Sprintf(`INSERT INTO payments (merchant_id, id, status, expires_at, payment)
+					SELECT %s, 'pay_' || g, 'succeeded', now(), $1 FROM generate_series(1, %d) g`, merchant, n)
+			}
+			for _, q := range []string{
+				fill("'acme'", tc.big),
+				fill("'m' || (g % "+fmt.Sprint(max(tc.others, 1))+")", tc.others*tc.each),
+			} {
+				if _, err := s.pool.Exec(ctx, q, doc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := s.pool.Exec(ctx, `INSERT INTO payment_counts (merchant_id, slot, n)
+				SELECT merchant_id, 0, count(*) FROM payments GROUP BY merchant_id`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.pool.Exec(ctx, `ANALYZE payments, payment_counts`); err != nil {
+				t.Fatal(err)
+			}
+
+			conn, err := s.pool.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Release()
+			if _, err := conn.Exec(ctx, `PREPARE list_page AS `+listPayments); err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Exec(context.WithoutCancel(ctx), `DEALLOCATE list_page`) //nolint:errcheck // the connection goes back to the pool
+			// PostgreSQL plans the first five calls for their values, then
+			// keeps a plan for any values when it costs no more.
+			for i := range 6 {
+				m := "acme"
+				if i%2 == 1 && tc.others > 0 {
+					m = "m1"
+				}
+				if _, err := conn.Exec(ctx, `EXECUTE list_page('`+m+`', 0, 10)`); err != nil {
+					t.Fatal(err)
+				}
+			}
+			plan := explain(t, conn.Conn(), `EXPLAIN (VERBOSE, COSTS OFF) EXECUTE list_page('acme', 0, 10)`)
+			if strings.Contains(plan, "'acme'") {
+				t.Errorf("the plan holds the call's merchant: planned for this call, not kept:\n%s", plan)
+			}
+			// payment_counts may be read whole while it is one page.
+			for _, bad := range []string{"Sort", "Seq Scan on public.payments", "Bitmap Heap Scan on public.payments"} {
+				if strings.Contains(plan, bad) {
+					t.Errorf("the plan has a %s:\n%s", bad, plan)
+				}
+			}
+			ran := explain(t, conn.Conn(), `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE list_page('acme', 0, 10)`)
+			if !strings.Contains(ran, "Index Scan using payments_newest_first on payments (actual rows=10 loops=1)") {
+				t.Errorf("a page of 10 of %d payments does not read 10 of them through payments_newest_first:\n%s", tc.big, ran)
+			}
+		})
+	}
+}
+
+// explain runs an EXPLAIN and returns its lines.
+func explain(t *testing.T, conn *pgx.Conn, q string) string {
+	t.Helper()
+	rows, err := conn.Query(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
