@@ -301,7 +301,7 @@ func TestSecurityHeaders_OnEveryAnswer(t *testing.T) {
 	h := newHarness(t, nil)
 	b := h.browser()
 	b.signIn(acmeKey)
-	const csp = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	const csp = "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 	check := func(what string, p page) {
 		t.Helper()
 		if got := p.header.Get("Content-Security-Policy"); got != csp {

@@ -219,10 +219,17 @@ func (s *Server) listPayments(c *echo.Context) error {
 
 // queryInt reads an integer query parameter. kin-openapi lets "page="
 // through as absent; an empty value is not an integer, so it is refused.
+// kin-openapi checks only the first of a repeated parameter, so
+// "per_page=5&per_page=500" would be answered as per_page 5: a client
+// that appends to a URL that has the parameter already is told instead.
 func queryInt(c *echo.Context, name string, def int64) (int64, error) {
 	vs, present := c.QueryParams()[name]
 	if !present {
 		return def, nil
+	}
+	if len(vs) > 1 {
+		return 0, paymock.Invalid(paymock.Violation{Param: name, Code: "parameter_invalid",
+			Message: fmt.Sprintf("%s must be given once, not %d times", name, len(vs))})
 	}
 	n, err := strconv.ParseInt(vs[0], 10, 64)
 	if err != nil {

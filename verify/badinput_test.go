@@ -124,7 +124,7 @@ func TestRun_ACheckWithoutAnAnswerMidRunIsAProblemAndTheRestStillRuns(t *testing
 	if len(rep.Problems) != 1 || !strings.HasPrefix(rep.Problems[0], "retrieve: "+host+" closed the connection without answering GET /api/v1/payments/pay_") {
 		t.Errorf("problems %q", rep.Problems)
 	}
-	if !rep.Failed() || len(rep.Checks) != 11 || !strings.Contains(out, "problems (the report below is partial):") {
+	if !rep.Failed() || len(rep.Checks) != 12 || !strings.Contains(out, "problems (the report below is partial):") {
 		t.Errorf("want every other check run and the report marked partial:\n%s", out)
 	}
 	for _, u := range rep.Unobserved {

@@ -46,6 +46,7 @@ func errorCases() []errorCase {
 		{checkBoth, "create with both mcc and account_id"},
 		{checkBadKey, "a key the deployment does not know"},
 		{checkPerPage101, "list with per_page=101"},
+		{checkPageTwice, "list with page given twice"},
 	}
 }
 

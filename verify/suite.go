@@ -39,6 +39,7 @@ const (
 	checkMissingField = "missing_field"
 	checkBoth         = "mcc_and_account"
 	checkPerPage101   = "per_page_101"
+	checkPageTwice    = "page_twice"
 	checkBadKey       = "bad_key"
 )
 
@@ -328,6 +329,7 @@ func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Contex
 	create(checkMissingField, missing)
 	create(checkBoth, s.createBody(map[string]any{"mcc": 5999, "account_id": s.account}))
 	s.call(ctx, checkPerPage101, http.MethodGet, "/api/v1/payments?per_page=101", nil, "")
+	s.call(ctx, checkPageTwice, http.MethodGet, "/api/v1/payments?page=1&page=2", nil, "")
 	s.call(ctx, checkBadKey, http.MethodGet, "/api/v1/payments", nil, refusedKey)
 	return "", skips
 }

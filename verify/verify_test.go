@@ -73,8 +73,8 @@ func TestRun_APaymockHasNoViolationAndNoDrift(t *testing.T) {
 		!strings.Contains(progress.String(), "creates at most 10 payments, each with metadata paymock_verify="+rep.RunID) {
 		t.Errorf("the run does not say first what it creates: %q", progress.String())
 	}
-	if len(rep.Checks) != 13 {
-		t.Errorf("%d checks ran, want all 13 (no --listen):\n%s", len(rep.Checks), out)
+	if len(rep.Checks) != 14 {
+		t.Errorf("%d checks ran, want all 14 (no --listen):\n%s", len(rep.Checks), out)
 	}
 	// Every payment the run made carries its id.
 	list, err := s.Requests()

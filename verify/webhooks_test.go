@@ -58,8 +58,8 @@ func TestRun_APaymockSendingWebhooksVerifiesClean(t *testing.T) {
 			t.Errorf("%s was not compared:\n%s", p, out)
 		}
 	}
-	if len(rep.Checks) != 12 {
-		t.Errorf("%d checks, want 12 (create.expiring added):\n%s", len(rep.Checks), out)
+	if len(rep.Checks) != 13 {
+		t.Errorf("%d checks, want 13 (create.expiring added):\n%s", len(rep.Checks), out)
 	}
 }
 
