@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +107,30 @@ func TestHookReceiver_ReportsWhatDoesNotVerify(t *testing.T) {
 				t.Errorf("error %v, want one saying %q", v.err, tc.wantErr)
 			case v.at.IsZero():
 				t.Error("no instant of verification")
+			}
+		})
+	}
+}
+
+// TestProcessSwitches_CountsAProcessThreadsSleeping reads this process's
+// switches around sleeps, each of which puts a thread to sleep and wakes
+// it: the count must grow by at least one a sleep.
+func TestProcessSwitches_CountsAProcessThreadsSleeping(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pid  int
+		want func(before, after int64) bool
+	}{
+		{"this process", os.Getpid(), func(before, after int64) bool { return before > 0 && after-before >= 5 }},
+		{"no pid", 0, func(before, after int64) bool { return before == 0 && after == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := processSwitches(tc.pid)
+			for range 5 {
+				time.Sleep(2 * time.Millisecond)
+			}
+			if after := processSwitches(tc.pid); !tc.want(before, after) {
+				t.Errorf("switches %d then %d", before, after)
 			}
 		})
 	}
