@@ -508,16 +508,14 @@ func (s seeder) Seed(_ context.Context, m *paymock.Merchant, now time.Time, publ
 }
 
 // webhookClock reads the merchants' clocks for the webhook dispatcher,
-// which dates attempts and asks with no context: the clock store's
-// failure is logged and the real time stands in for that date.
+// which dates attempts with them: the clock store's failure is logged and
+// the real time stands in for that date.
 type webhookClock struct {
 	clocks *lifecycle.Clocks
 	log    *slog.Logger
 }
 
-func (w webhookClock) Now(merchantID string) time.Time {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+func (w webhookClock) Now(ctx context.Context, merchantID string) time.Time {
 	t, err := w.clocks.Now(ctx, merchantID)
 	if err != nil {
 		w.log.Warn("merchant's clock not read; dating a webhook attempt by the real time", "merchant", merchantID, "error", err)
