@@ -35,7 +35,7 @@ func (d *Dispatcher) Prepare(ctx context.Context, m *paymock.Merchant, typ paymo
 }
 
 func (d *Dispatcher) prepareSlots(ctx context.Context, merchantID string, typ paymock.EventType, slots []endpointSlot, oneShot bool) (Round, error) {
-	faults := d.matchFaults(merchantID, typ, slots)
+	faults := d.matchFaults(ctx, merchantID, typ, slots)
 	now := d.clock.Now(ctx, merchantID)
 	r := Round{deliveries: make([]paymock.Delivery, 0, len(slots))}
 	for i, s := range slots {

@@ -1,4 +1,5 @@
-// The webhook dispatcher's reads of the merchants' clocks.
+// The webhook dispatcher's adapters: its reads of the merchants' clocks
+// and its asks of the fault rules, each under the caller's context.
 
 package sandbox
 
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/postgres"
@@ -52,6 +55,47 @@ func TestWebhookClock_ReadsWithTheCallersContext(t *testing.T) {
 				t.Errorf("got %s, want the real time", got)
 			case !strings.Contains(logs.String(), tc.logLine) || tc.logLine == "" && logs.String() != "":
 				t.Errorf("logged %q, want %q", logs.String(), tc.logLine)
+			}
+		})
+	}
+}
+
+// TestWebhookFaults_AskWithTheCallersContext asks rules kept in
+// PostgreSQL for a webhook fault: a live context finds the merchant's
+// rule; one already done fails the match, which shapes no delivery, so
+// the ask runs under the caller's context and no other.
+func TestWebhookFaults_AskWithTheCallersContext(t *testing.T) {
+	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	rules, err := faults.New(faults.Config{Store: st.Backend().Faults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, err := rules.Add(context.Background(), "m_1", faults.Rule{Target: faults.TargetWebhooks, Duplicate: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := webhookFaults{rules: rules}
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		shape bool
+	}{
+		{"live context: the rule shapes the delivery", context.Background(), true},
+		{"context done: no rule is matched", done, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, ok := w.WebhookFault(tc.ctx, "m_1", paymock.EventCompleted)
+			switch {
+			case ok != tc.shape:
+				t.Errorf("shaped %v, want %v", ok, tc.shape)
+			case ok && (f.RuleID != rule.ID || f.Duplicate != 2):
+				t.Errorf("fault %+v, want rule %s's two copies", f, rule.ID)
 			}
 		})
 	}
