@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -203,6 +204,52 @@ func BenchmarkCreate_Faults(b *testing.B) {
 			cpu := startCPU()
 			for b.Loop() {
 				benchCreate(b, s, body)
+			}
+			cpu.report(b)
+		})
+	}
+}
+
+// BenchmarkComplete prices a complete call in process, through the whole
+// request chain at the binary's defaults (journal on, metrics on, real
+// clock), with no webhook endpoint and with one whose delivery is
+// awaited: the server's own CPU and allocations per complete and its
+// delivery, without the loopback client's.
+func BenchmarkComplete(b *testing.B) {
+	for _, endpoints := range []int{0, 1} {
+		b.Run(fmt.Sprintf("endpoints=%d", endpoints), func(b *testing.B) {
+			cfg := Config{Clock: lifecycle.ClockConfig{Mode: lifecycle.ClockReal}, JournalSize: DefaultJournalSize, Metrics: true}
+			var rcv *receiver
+			if endpoints > 0 {
+				rcv = newReceiver(b, nil)
+				cfg.Webhooks = WebhookConfig{URLs: []string{rcv.srv.URL}, Secret: testSecret}
+			}
+			sb, err := New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sb.Start()
+			b.Cleanup(func() { _ = sb.Close(context.Background()) })
+			s := sb.Handler()
+			body, _ := json.Marshal(validCreate())
+			ids := make([]string, b.N)
+			for i := range ids {
+				ids[i] = benchCreate(b, s, body)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := startCPU()
+			for _, id := range ids {
+				w := httptest.NewRecorder()
+				s.ServeHTTP(w, benchRequest("POST", "/_sandbox/payments/"+id+"/complete", nil))
+				if w.Code != http.StatusOK {
+					b.Fatalf("complete: %d %s", w.Code, w.Body)
+				}
+				if rcv != nil {
+					if d := <-rcv.notify; d.Payment["id"] != id {
+						b.Fatalf("delivery for %v, want %s", d.Payment["id"], id)
+					}
+				}
 			}
 			cpu.report(b)
 		})

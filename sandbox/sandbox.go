@@ -416,20 +416,17 @@ func newFaults(cfg Config, store paymock.FaultRules, seed uint64, ops []string,
 	return rules, nil
 }
 
-// faultsTimeout bounds a match of the fault rules asked without a context.
-const faultsTimeout = 10 * time.Second
-
 // webhookFaults hands the webhook dispatcher the fault rules aimed at it.
 type webhookFaults struct {
 	rules    *faults.Set
 	observer *metrics.Metrics
 }
 
-func (w webhookFaults) WebhookFault(merchantID string, t paymock.EventType) (paymock.WebhookFault, bool) {
-	// The dispatcher asks without a context: a store that stops
-	// answering holds a delivery this long at most, and then shapes none.
-	ctx, cancel := context.WithTimeout(context.Background(), faultsTimeout)
-	defer cancel()
+// WebhookFault asks with the context of the call that prepares the
+// deliveries (an API call's), as that call's own store steps do, rather
+// than a timeout of its own per ask: a rule that cannot be matched shapes
+// no delivery.
+func (w webhookFaults) WebhookFault(ctx context.Context, merchantID string, t paymock.EventType) (paymock.WebhookFault, bool) {
 	r, ok, err := w.rules.MatchWebhook(ctx, merchantID, string(t))
 	if err != nil || !ok {
 		return paymock.WebhookFault{}, false
@@ -508,16 +505,14 @@ func (s seeder) Seed(_ context.Context, m *paymock.Merchant, now time.Time, publ
 }
 
 // webhookClock reads the merchants' clocks for the webhook dispatcher,
-// which dates attempts and asks with no context: the clock store's
-// failure is logged and the real time stands in for that date.
+// which dates attempts with them: the clock store's failure is logged and
+// the real time stands in for that date.
 type webhookClock struct {
 	clocks *lifecycle.Clocks
 	log    *slog.Logger
 }
 
-func (w webhookClock) Now(merchantID string) time.Time {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+func (w webhookClock) Now(ctx context.Context, merchantID string) time.Time {
 	t, err := w.clocks.Now(ctx, merchantID)
 	if err != nil {
 		w.log.Warn("merchant's clock not read; dating a webhook attempt by the real time", "merchant", merchantID, "error", err)

@@ -7,6 +7,7 @@ package webhooks
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -22,9 +23,10 @@ import (
 // a hit counts toward the rule's times and probability draws as the rule
 // book sees fit. It must be safe for concurrent use and must not call the
 // Dispatcher. (Package faults' Set.MatchWebhook, through a small adapter
-// in package sandbox, implements it.)
+// in package sandbox, implements it.) ctx is the caller's of Publish,
+// Redeliver or SendTest, which prepares the deliveries.
 type Faults interface {
-	WebhookFault(merchantID string, eventType paymock.EventType) (paymock.WebhookFault, bool)
+	WebhookFault(ctx context.Context, merchantID string, eventType paymock.EventType) (paymock.WebhookFault, bool)
 }
 
 // DefaultReorderWindow is the window of a Reorder fault without one.
@@ -47,7 +49,7 @@ func normalized(f paymock.WebhookFault) (paymock.WebhookFault, bool) {
 
 // matchFaults asks Faults about each valid endpoint of a new round, in
 // order. It returns nil when none matched, else the faults by slot.
-func (d *Dispatcher) matchFaults(merchantID string, typ paymock.EventType, slots []endpointSlot) []*paymock.WebhookFault {
+func (d *Dispatcher) matchFaults(ctx context.Context, merchantID string, typ paymock.EventType, slots []endpointSlot) []*paymock.WebhookFault {
 	if d.faults == nil {
 		return nil
 	}
@@ -56,7 +58,7 @@ func (d *Dispatcher) matchFaults(merchantID string, typ paymock.EventType, slots
 		if s.err != nil {
 			continue
 		}
-		f, ok := d.faults.WebhookFault(merchantID, typ)
+		f, ok := d.faults.WebhookFault(ctx, merchantID, typ)
 		if !ok {
 			continue
 		}

@@ -32,7 +32,7 @@ type scriptedFaults struct {
 	asks []string // merchant/eventType, in order
 }
 
-func (f *scriptedFaults) WebhookFault(merchantID string, t paymock.EventType) (paymock.WebhookFault, bool) {
+func (f *scriptedFaults) WebhookFault(_ context.Context, merchantID string, t paymock.EventType) (paymock.WebhookFault, bool) {
 	f.mu.Lock()
 	f.asks = append(f.asks, merchantID+"/"+string(t))
 	n := len(f.asks)
@@ -49,7 +49,7 @@ func (f *scriptedFaults) asked() []string {
 // neverFaults is a rule book with no rule for any delivery.
 type neverFaults struct{}
 
-func (neverFaults) WebhookFault(string, paymock.EventType) (paymock.WebhookFault, bool) {
+func (neverFaults) WebhookFault(context.Context, string, paymock.EventType) (paymock.WebhookFault, bool) {
 	return paymock.WebhookFault{}, false
 }
 

@@ -54,7 +54,7 @@ func (c *fakeClock) nowLocked(m string) time.Time {
 	return clockStart
 }
 
-func (c *fakeClock) Now(m string) time.Time {
+func (c *fakeClock) Now(_ context.Context, m string) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.nowLocked(m)

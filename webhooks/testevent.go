@@ -46,7 +46,7 @@ func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymo
 	if d.isClosed() {
 		return paymock.EventRecord{}, ErrClosed
 	}
-	created := d.clock.Now(m.ID).UTC().Truncate(time.Second)
+	created := d.clock.Now(ctx, m.ID).UTC().Truncate(time.Second)
 	id, err := d.ids.New(ctx, m, "evt")
 	if err != nil {
 		return paymock.EventRecord{}, fmt.Errorf("webhooks: send test event: %w", err)
@@ -73,7 +73,7 @@ func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymo
 	d.log.DebugContext(ctx, "webhook test event", "merchant", m.ID, "event", ev.ID, "endpoint", ep.ID, "url", e.display)
 	d.countCreated(o.Deliveries)
 	d.trim(m.ID)
-	if del := o.Deliveries[0]; del.State == paymock.DeliveryPending && del.NextAt.After(d.clock.Now(m.ID)) {
+	if del := o.Deliveries[0]; del.State == paymock.DeliveryPending && del.NextAt.After(d.clock.Now(ctx, m.ID)) {
 		// A fault's delay or a reorder window holds it: a timer sends it.
 		d.timerAt(m.ID, del.NextAt)
 	} else {

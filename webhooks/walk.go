@@ -35,8 +35,8 @@ func (d *Dispatcher) Prepare(ctx context.Context, m *paymock.Merchant, typ paymo
 }
 
 func (d *Dispatcher) prepareSlots(ctx context.Context, merchantID string, typ paymock.EventType, slots []endpointSlot, oneShot bool) (Round, error) {
-	faults := d.matchFaults(merchantID, typ, slots)
-	now := d.clock.Now(merchantID)
+	faults := d.matchFaults(ctx, merchantID, typ, slots)
+	now := d.clock.Now(ctx, merchantID)
 	r := Round{deliveries: make([]paymock.Delivery, 0, len(slots))}
 	for i, s := range slots {
 		del := paymock.Delivery{MerchantID: merchantID, EventType: typ, EndpointID: s.ep.id, URL: s.ep.url,
@@ -112,7 +112,11 @@ func (d *Dispatcher) Stored(merchantID string, o paymock.Outgoing, ids []int64) 
 			continue
 		}
 		if now.IsZero() {
-			now = d.clock.Now(merchantID)
+			// Held deliveries are rare (a fault's delay, a reorder
+			// window): the bound is made only for them.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			now = d.clock.Now(ctx, merchantID)
+			cancel()
 		}
 		if del.NextAt.After(now) {
 			d.timerAt(merchantID, del.NextAt)
@@ -277,9 +281,11 @@ func (d *Dispatcher) sender(merchantID string, l *lane) {
 // sendOne claims one of the merchant's due deliveries (of ids when not
 // nil) and sends it; false when none could be claimed.
 func (d *Dispatcher) sendOne(merchantID string, ids []int64) bool {
-	now := d.clock.Now(merchantID)
+	// The senders' context: Close cuts a clock read or a claim short as
+	// it does a send, and a round makes no context of its own.
+	now := d.clock.Now(d.sendCtx, merchantID)
 	c := paymock.Claim{MerchantID: merchantID, IDs: ids, Until: now, Now: time.Now(), Lease: d.lease, Limit: 1}
-	dels, err := d.box.Claim(context.Background(), c)
+	dels, err := d.box.Claim(d.sendCtx, c)
 	if err != nil {
 		d.log.Warn("webhook deliveries not claimed; a later wake, advance or sweep will", "merchant", merchantID, "error", err)
 		return false

@@ -157,9 +157,12 @@ type Scheduler interface {
 }
 
 // Clock tells a merchant's current time (attempt times in the journal use
-// it).
+// it). ctx bounds the read: the caller's, an API call's or the senders'
+// (cancelled when Close cuts sends short), so that a read makes no
+// context of its own; a clock that cannot be read answers with the real
+// time.
 type Clock interface {
-	Now(merchantID string) time.Time
+	Now(ctx context.Context, merchantID string) time.Time
 }
 
 // Config is what a Dispatcher is built from. Only Outbox is required;
@@ -427,7 +430,7 @@ func (realScheduler) At(_ string, due time.Time, fn func()) { time.AfterFunc(tim
 
 type realClock struct{}
 
-func (realClock) Now(string) time.Time { return time.Now() }
+func (realClock) Now(context.Context, string) time.Time { return time.Now() }
 
 // Start starts the sweep when Config.Sweep asks for it. It is idempotent
 // and does nothing after Close.

@@ -241,7 +241,7 @@ func runHooks(ctx context.Context, args []string, out io.Writer) error {
 	gcs := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(gcs)
 	gc0, heap0 := gcs[0].Value.Uint64(), gcs[1].Value.Uint64()
-	cpu0 := processCPU(c.serverPID)
+	cpu0, sw0 := processCPU(c.serverPID), processSwitches(c.serverPID)
 	own0, faults0 := selfUsage()
 	lats := make([]time.Duration, 0, c.deliveries)
 	answers := make([]time.Duration, 0, c.deliveries)
@@ -254,11 +254,11 @@ func runHooks(ctx context.Context, args []string, out io.Writer) error {
 		lats, answers = append(lats, lat), append(answers, answer)
 	}
 	elapsed := time.Since(start)
-	cpu1 := processCPU(c.serverPID)
+	cpu1, sw1 := processCPU(c.serverPID), processSwitches(c.serverPID)
 	own1, faults1 := selfUsage()
 	metrics.Read(gcs)
 	return reportHooks(out, hooksReport{lats: lats, answers: answers, elapsed: elapsed,
-		serverCPU: cpu1 - cpu0, ownCPU: own1 - own0, serverPID: c.serverPID, gcs: gcs[0].Value.Uint64() - gc0,
+		serverCPU: cpu1 - cpu0, ownCPU: own1 - own0, serverPID: c.serverPID, switches: sw1 - sw0, gcs: gcs[0].Value.Uint64() - gc0,
 		allocated: gcs[1].Value.Uint64() - heap0, faults: faults1 - faults0})
 }
 
@@ -267,6 +267,7 @@ type hooksReport struct {
 	elapsed           time.Duration
 	serverCPU, ownCPU time.Duration
 	serverPID         int
+	switches          int64  // the server's threads' context switches
 	gcs               uint64 // this process's collections during the timed run
 	allocated         uint64 // bytes this process allocated during it
 	faults            int64  // and its page faults
@@ -288,6 +289,11 @@ func reportHooks(out io.Writer, r hooksReport) error {
 	}
 	fmt.Fprintf(out, "CPU per delivery (complete call and its delivery): paymock %s, measurer %s; measurer allocated %d B a delivery, page faults %d, collections during the run: %d\n",
 		server, per(r.ownCPU), r.allocated/uint64(n), r.faults, r.gcs)
+	if r.serverPID > 0 {
+		// Each is a thread put to sleep or woken, which on a virtual
+		// machine costs more than most of a round's own work.
+		fmt.Fprintf(out, "paymock's threads: %.1f context switches a delivery\n", float64(r.switches)/float64(n))
+	}
 	return nil
 }
 
@@ -333,6 +339,35 @@ func processCPU(pid int) time.Duration {
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	const ticks = 100 // USER_HZ on Linux
 	return time.Duration(utime+stime) * time.Second / ticks
+}
+
+// processSwitches is the context switches, voluntary or not, of a
+// process's threads so far, from /proc/<pid>/task/*/status; 0 without a
+// pid or on a system without /proc. A thread that has exited is not
+// counted; the Go runtime keeps its threads.
+func processSwitches(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + t.Name() + "/status")
+		if err != nil {
+			continue // exited since the listing
+		}
+		for line := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+				c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += c
+			}
+		}
+	}
+	return n
 }
 
 // selfUsage is this process's user and system time so far, and its

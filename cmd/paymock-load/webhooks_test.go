@@ -5,6 +5,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,6 +108,57 @@ func TestHookReceiver_ReportsWhatDoesNotVerify(t *testing.T) {
 				t.Errorf("error %v, want one saying %q", v.err, tc.wantErr)
 			case v.at.IsZero():
 				t.Error("no instant of verification")
+			}
+		})
+	}
+}
+
+// TestProcessSwitches_CountsAProcessThreadsSleeping reads this process's
+// switches around sleeps, each of which puts a thread to sleep and wakes
+// it: the count must grow by at least one a sleep.
+func TestProcessSwitches_CountsAProcessThreadsSleeping(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pid  int
+		want func(before, after int64) bool
+	}{
+		{"this process", os.Getpid(), func(before, after int64) bool { return before > 0 && after-before >= 5 }},
+		{"no pid", 0, func(before, after int64) bool { return before == 0 && after == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := processSwitches(tc.pid)
+			for range 5 {
+				time.Sleep(2 * time.Millisecond)
+			}
+			if after := processSwitches(tc.pid); !tc.want(before, after) {
+				t.Errorf("switches %d then %d", before, after)
+			}
+		})
+	}
+}
+
+// TestReportHooks_GivesTheServersSwitchesWithItsPID reports the server's
+// context switches per delivery when its pid was given, and not without.
+func TestReportHooks_GivesTheServersSwitchesWithItsPID(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pid  int
+		want string // "" for no line at all
+	}{
+		{"with --server-pid", 42, "paymock's threads: 6.5 context switches a delivery\n"},
+		{"without", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			lats := []time.Duration{time.Millisecond, 2 * time.Millisecond}
+			err := reportHooks(&out, hooksReport{lats: lats, answers: slices.Clone(lats), elapsed: time.Second,
+				serverPID: tc.pid, switches: 13})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Contains(out.String(), "context switches")
+			if tc.want == "" && got || tc.want != "" && !strings.HasSuffix(out.String(), tc.want) {
+				t.Errorf("report:\n%s\nwant it to end with %q", out.String(), tc.want)
 			}
 		})
 	}
