@@ -305,7 +305,7 @@ func securityCheck(ctx context.Context, _ *openapi3filter.AuthenticationInput) e
 func (d *Document) ValidateResponse(ctx context.Context, r *http.Request, rt *Route, status int, header http.Header, body []byte) error {
 	d.ready()
 	opts := d.respOpts
-	if mt, _ := mediaType(header.Get("Content-Type")); mt == "application/xml" {
+	if mt, _, _ := mediaType(header.Get("Content-Type")); mt == "application/xml" {
 		declared := false
 		if ref := rt.Operation.Responses.Status(status); ref != nil && ref.Value != nil {
 			_, declared = ref.Value.Content["application/xml"]

@@ -95,13 +95,7 @@ func (t *tree) raw(n *node) []byte {
 
 type parser struct{ t *tree }
 
-func (p *parser) space(i int) int {
-	d := p.t.data
-	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
-		i++
-	}
-	return i
-}
+func (p *parser) space(i int) int { return skipSpace(p.t.data, i) }
 
 // value parses the value at i and returns the index past it, or -1.
 func (p *parser) value(i, depth int) int {

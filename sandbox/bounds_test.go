@@ -187,3 +187,38 @@ func TestFaultRules_WholeNumbersInEveryJSONForm(t *testing.T) {
 		t.Errorf("duplicate 2.5: %d %v, want 400 naming duplicate", st, out)
 	}
 }
+
+// TestCreate_RefusesABodyOfTooManyValues: a body of more JSON values than
+// any request needs is refused before it costs schema validation, and the
+// largest create the metadata rules allow still passes.
+func TestCreate_RefusesABodyOfTooManyValues(t *testing.T) {
+	env := newEnv(t)
+	zeros := make([]int, 249) // 499 bytes of JSON: within a metadata value's 500
+	largest := validCreate()
+	largest["metadata"] = metadataOf(50, zeros)
+	tooMany := validCreate()
+	tooMany["metadata"] = map[string]any{"a": make([]map[string]any, 20_000)} // 20,000 nulls, 100 kB
+	raw, err := json.Marshal(validCreate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// encoding/json writes no nesting this deep: the body is spliced.
+	deep := strings.Replace(string(raw), `"metadata":{`, `"metadata":{"a":`+strings.Repeat("[", 17_000)+strings.Repeat("]", 17_000)+`,`, 1)
+
+	if st, body, _ := env.do("POST", "/api/v1/payments", keyA, largest); st != 201 {
+		t.Fatalf("the largest valid create: %d %v", st, body)
+	}
+	for name, body := range map[string]any{"many items": tooMany, "deep nesting": deep} {
+		t.Run(name, func(t *testing.T) {
+			st, answer, _ := env.do("POST", "/api/v1/payments", keyA, body)
+			e := errorOf(t, answer)
+			if st != 400 || e["type"] != "invalid_request_error" || e["code"] != "body_too_complex" ||
+				!strings.Contains(fmt.Sprint(e["message"]), "16384 JSON values") {
+				t.Fatalf("%d %v, want 400 body_too_complex naming the bound", st, answer)
+			}
+		})
+	}
+	if st, list, _ := env.do("GET", "/api/v1/payments", keyA, nil); st != 200 || len(list["items"].([]any)) != 1 {
+		t.Errorf("stored after the refusals: %d %v, want the one valid payment", st, list)
+	}
+}

@@ -97,6 +97,8 @@ fuzz ./contract FuzzPattern_MatchesAsTheRegexp
 fuzz ./contract FuzzPlainURI_OnlyWhatURLParseTakes
 fuzz ./contract FuzzPlainDateTime_OnlyWhatKinTakes
 fuzz ./contract FuzzPaymentModel_AgreesWithTheByteCheck
+fuzz ./contract FuzzCountValues_AgreesWithTheDecoder
+fuzz ./contract FuzzAmountForms_AcceptTheSameAmounts
 fuzz . FuzzValidEmail_FastFormAgreesWithNetMail
 fuzz . FuzzEncode_WritesWhatEncodingJSONWrites
 fuzz . FuzzFormatTime_WritesWhatTimeFormatWrites

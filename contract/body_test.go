@@ -1,0 +1,180 @@
+// Tests of reading a request body: the bound on its JSON values, and the
+// charset it may be sent in.
+
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/paymock/paymock"
+)
+
+// decoderCount counts data's values as encoding/json's tokens give them:
+// every token but a closing delimiter and an object's key.
+func decoderCount(t testing.TB, data []byte) int {
+	t.Helper()
+	type frame struct{ object, wantKey bool }
+	var stack []frame
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // a number past float64 is still one value
+	n := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			t.Fatalf("decoding %q: %v", data, err)
+		}
+		d, isDelim := tok.(json.Delim)
+		if isDelim && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].wantKey {
+			stack[len(stack)-1].wantKey = false // a key, not a value
+			continue
+		}
+		n++
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].wantKey = true
+		}
+		if isDelim {
+			stack = append(stack, frame{object: d == '{', wantKey: d == '{'})
+		}
+	}
+}
+
+func TestCountValues_CountsWhatADecoderFinds(t *testing.T) {
+	for _, body := range []string{
+		`1`, `"x"`, `[]`, `[ ]`, `{}`, `[1]`, `[1,2,3]`, `[[],[],{}]`, `{"a":1}`, `{"a":[1,2],"b":{"c":null}}`,
+		` { "a" : [ 1 , [ ] , { } ] , "b" : "x" } `,
+		`{"s":"a,b:c[d{e"}`, `["\",[{:", "\\", "\\\""]`, `{"k,:":"v]}"}`,
+		`{"amount":10.5,"currency":"EUR","metadata":{"a":[0,0,0],"b":{"c":[[],[1]]}}}`,
+		`{"a":1,"a":2}`, // a duplicated key is two values to read
+	} {
+		t.Run(body, func(t *testing.T) {
+			want := decoderCount(t, []byte(body))
+			if got := countValues([]byte(body), 1<<30); got != want {
+				t.Errorf("countValues = %d, want %d", got, want)
+			}
+		})
+	}
+}
+
+func TestTooManyValues_RefusesPastTheBoundOnly(t *testing.T) {
+	items := func(n int) string { return "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]" }
+	tests := []struct {
+		name string
+		body string
+		max  int
+		want bool
+	}{
+		{"an array at the bound", items(99), 100, false}, // 99 items and the array itself
+		{"an array past the bound", items(100), 100, true},
+		{"nested empty arrays past the bound", "[" + strings.TrimSuffix(strings.Repeat("[],", 200), ",") + "]", 100, true},
+		{"deep nesting past the bound", strings.Repeat("[", 200) + strings.Repeat("]", 200), 100, true},
+		{"many members past the bound", `{` + strings.TrimSuffix(strings.Repeat(`"k":{},`, 150), ",") + `}`, 100, true},
+		{"a long string is one value", `{"s":"` + strings.Repeat(",[:", 1000) + `"}`, 100, false},
+		{"a short body is not scanned", items(20), 100, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tooManyValues([]byte(tc.body), tc.max); got != tc.want {
+				t.Errorf("tooManyValues = %v, want %v (count %d)", got, tc.want, countValues([]byte(tc.body), 1<<30))
+			}
+		})
+	}
+}
+
+// TestReadJSONBody_LargestValidCreateIsUnderTheBound builds the create
+// with the most values the contract and the metadata rules allow (50
+// metadata values of at most 500 bytes of JSON each), so that the bound
+// never refuses a request that could be valid.
+func TestReadJSONBody_LargestValidCreateIsUnderTheBound(t *testing.T) {
+	zeros := "[" + strings.TrimSuffix(strings.Repeat("0,", 249), ",") + "]" // 499 bytes, 250 values
+	var meta strings.Builder
+	for i := range 50 {
+		if i > 0 {
+			meta.WriteByte(',')
+		}
+		meta.WriteString(`"k` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `":` + zeros)
+	}
+	body := `{"amount":10.5,"currency":"EUR","description":"d","expires_in":900,"mcc":"5732",` +
+		`"customer":{"email":"a@example.com","name":"A"},"success_url":"https://a.example/s",` +
+		`"cancel_url":"https://a.example/c","metadata":{` + meta.String() + `}}`
+	n := decoderCount(t, []byte(body))
+	if n <= 12_000 || n > MaxBodyValues {
+		t.Fatalf("the largest create holds %d values: want it past 12,000 and within %d", n, MaxBodyValues)
+	}
+	if _, err := ReadJSONBody(jsonRequest(body, "application/json"), 1<<20); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+}
+
+func TestReadJSONBody_RefusesWhatCostsTooMuchOrIsNotUTF8(t *testing.T) {
+	manyItems := `{"metadata":{"a":[` + strings.TrimSuffix(strings.Repeat("{},", 20_000), ",") + `]}}`
+	tests := []struct {
+		name, body, contentType string
+		status                  int
+		code                    string
+	}{
+		{"past the bound of values", manyItems, "application/json", 400, "body_too_complex"},
+		{"deep arrays past the bound", strings.Repeat("[", 20_000) + strings.Repeat("]", 20_000), "application/json", 400, "body_too_complex"},
+		{"UTF-16 said", `{}`, "application/json; charset=utf-16", 415, "unsupported_media_type"},
+		{"Latin-1 said", `{}`, "application/json; charset=ISO-8859-1", 415, "unsupported_media_type"},
+		{"UTF-8 said", `{}`, "application/json; charset=UTF-8", 0, ""},
+		{"utf8 said", `{}`, "application/json; charset=utf8", 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadJSONBody(jsonRequest(tc.body, tc.contentType), 1<<20)
+			if tc.status == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var pe *paymock.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v (%T), want a *paymock.Error", err, err)
+			}
+			status := http.StatusBadRequest
+			if se := (*StatusError)(nil); errors.As(err, &se) {
+				status = se.Status
+			}
+			if code := pe.Code; status != tc.status || code != tc.code {
+				t.Errorf("status %d code %s, want %d %s: %v", status, code, tc.status, tc.code, err)
+			}
+		})
+	}
+}
+
+func jsonRequest(body, contentType string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/payments", strings.NewReader(body))
+	r.Header.Set("Content-Type", contentType)
+	return r
+}
+
+// FuzzCountValues_AgreesWithTheDecoder holds the one-pass count to
+// encoding/json's reading of every valid body.
+func FuzzCountValues_AgreesWithTheDecoder(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":[]}],"c":"x,y"}`, `[[[]],[{}]]`, `"\\\""`, ` [ 1 , 2 ] `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		if got, want := countValues(data, 1<<30), decoderCount(t, data); got != want {
+			t.Errorf("countValues(%q) = %d, want %d", data, got, want)
+		}
+	})
+}
