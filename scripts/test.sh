@@ -106,6 +106,8 @@ fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
 fuzz ./memory FuzzPlainAtSeconds_ReadsWhatTimeParseReads
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
 fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
+fuzz . FuzzValidRedirectURL_FastFormAgreesWithURLParse
+fuzz . FuzzCompact_WritesWhatJSONCompactWrites
 fuzz ./mockserver FuzzMetadataScenario_ReadsAsEncodingJSON
 
 echo "== the examples, each a module of its own"
