@@ -214,7 +214,7 @@ func (s *Server) listPayments(c *echo.Context) error {
 	}
 	buf.Write(b)
 	buf.WriteByte('}')
-	return c.JSONBlob(http.StatusOK, buf.Bytes())
+	return s.jsonBlob(c, http.StatusOK, buf.Bytes())
 }
 
 // queryInt reads an integer query parameter. kin-openapi lets "page="
@@ -249,6 +249,15 @@ func (s *Server) writePayment(c *echo.Context, status int, p paymock.Payment) er
 	if plain {
 		x := exchangeOf(c)
 		x.wire, x.wireBody = w, b
+	}
+	return s.jsonBlob(c, status, b)
+}
+
+// jsonBlob answers b as c.JSONBlob does, with the Content-Type's value
+// shared by every answer rather than a slice made for each by Header.Set.
+func (s *Server) jsonBlob(c *echo.Context, status int, b []byte) error {
+	if h := c.Response().Header(); h.Get(echo.HeaderContentType) == "" {
+		h[echo.HeaderContentType] = s.jsonType
 	}
 	return c.JSONBlob(status, b)
 }
