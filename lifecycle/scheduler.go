@@ -88,7 +88,10 @@ func (s *Scheduler) At(merchantID string, due time.Time, fn func()) {
 		s.queues[merchantID] = q
 	}
 	s.seq++
-	heap.Push(&q.jobs, job{due: due, seq: s.seq, fn: fn})
+	// heap.Push without the job boxed in an interface (an allocation a
+	// job): appended, then moved up as Push moves it.
+	q.jobs = append(q.jobs, job{due: due, seq: s.seq, fn: fn})
+	heap.Fix(&q.jobs, len(q.jobs)-1)
 	first := q.jobs[0].seq == s.seq
 	s.mu.Unlock()
 	if first {

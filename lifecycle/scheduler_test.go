@@ -278,3 +278,13 @@ func TestClocks_NowAllocatesNothingInMemory(t *testing.T) {
 		}
 	}
 }
+
+func TestScheduler_AtAllocatesOnlyToGrow(t *testing.T) {
+	s := NewScheduler(frozen(t))
+	fn := func() {}
+	after(s, "m", time.Hour, fn) // the merchant's queue
+	due := nowOf(s.clocks, "m").Add(2 * time.Hour)
+	if n := testing.AllocsPerRun(100, func() { s.At("m", due, fn) }); n != 0 {
+		t.Errorf("At: %v allocations, want 0 (a job boxed for heap.Push is one)", n)
+	}
+}
