@@ -90,6 +90,7 @@ fuzz ./cmd/paymock FuzzLoadMerchants
 fuzz ./cmd/paymock FuzzParseRetry
 fuzz ./contract FuzzCheckJSON
 fuzz ./contract FuzzPlainJSON_IsValidAndClean
+fuzz ./contract FuzzReadAtMost_ReadsWhatReadAllReads
 fuzz ./contract FuzzCompiledCheck_PaymentAgreesWithKin
 fuzz ./contract FuzzParams_NeverPassWhatKinRefuses
 fuzz ./contract FuzzSegmentRouter_RoutesAsGorillamux
