@@ -23,7 +23,8 @@ func (s *Server) createPayment(c *echo.Context) error {
 	m := merchantOf(c)
 	var req paymock.CreateRequest
 	if !decodeCreate(bodyOf(c), &req) {
-		if err := decodeBody(c, &req); err != nil {
+		var err error
+		if req, err = decodeCreateJSON(c); err != nil {
 			return err
 		}
 	}
@@ -60,6 +61,15 @@ func (s *Server) createPayment(c *echo.Context) error {
 	trigger.MetadataScenario = metadataScenario(req.Metadata)
 	s.lifecycle.Created(ctx, m, p, trigger)
 	return s.writePayment(c, http.StatusCreated, p)
+}
+
+// decodeCreateJSON is decodeBody of a create request, for a body
+// decodeCreate does not read: its own request goes to encoding/json and
+// so to the heap, not the one createPayment keeps on its stack.
+func decodeCreateJSON(c *echo.Context) (paymock.CreateRequest, error) {
+	var req paymock.CreateRequest
+	err := decodeBody(c, &req)
+	return req, err
 }
 
 // createRules are the create rules run on a body the contract refused.
