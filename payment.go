@@ -148,8 +148,18 @@ func EncodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
+// wireParts is what a payment's wire form points to besides its strings,
+// in one allocation rather than one each: every answer writes an amount,
+// most a next action, and final ones a completed_at.
+type wireParts struct {
+	next      NextAction
+	completed string
+	amount    [18]byte
+}
+
 func (p Payment) wire(enc Encoding) WirePayment {
-	amount := make([]byte, 0, 18)
+	parts := new(wireParts)
+	amount := parts.amount[:0]
 	if enc.AmountAsString {
 		amount = append(amount, '"')
 	}
@@ -174,7 +184,8 @@ func (p Payment) wire(enc Encoding) WirePayment {
 		w.Status = StatusSucceeded
 	}
 	if p.Status == StatusPending {
-		w.NextAction = &NextAction{URL: p.CheckoutURL}
+		parts.next.URL = p.CheckoutURL
+		w.NextAction = &parts.next
 	}
 	// The checkout page keeps answering after the payment ends (it shows the
 	// outcome), so the link stays on the resource.
@@ -182,8 +193,8 @@ func (p Payment) wire(enc Encoding) WirePayment {
 		w.PaymentLink = p.CheckoutURL
 	}
 	if !p.CompletedAt.IsZero() {
-		s := FormatTime(p.CompletedAt)
-		w.CompletedAt = &s
+		parts.completed = FormatTime(p.CompletedAt)
+		w.CompletedAt = &parts.completed
 	}
 	if len(w.Metadata) == 0 {
 		w.Metadata = json.RawMessage("{}")

@@ -128,6 +128,32 @@ func TestFormatTimes_OneAllocation(t *testing.T) {
 	}
 }
 
+// TestWire_PartsShareOneAllocation: a pending payment's wire form makes
+// its amount's bytes and its next action in one allocation, and its three
+// times in another; a completed one adds its completed_at string.
+func TestWire_PartsShareOneAllocation(t *testing.T) {
+	completed := samplePayment()
+	completed.Status, completed.CompletedAt = StatusCompleted, completed.UpdatedAt
+	for _, tc := range []struct {
+		name   string
+		p      Payment
+		enc    Encoding
+		allocs float64
+	}{
+		{"pending", samplePayment(), Encoding{}, 2},
+		{"pending, amount as a string", samplePayment(), Encoding{AmountAsString: true}, 2},
+		{"completed", completed, Encoding{}, 3},
+	} {
+		w := tc.p.wire(tc.enc)
+		if (w.NextAction != nil) != (tc.p.Status == StatusPending) || w.NextAction != nil && w.NextAction.URL != tc.p.CheckoutURL {
+			t.Errorf("%s: next action %+v", tc.name, w.NextAction)
+		}
+		if n := testing.AllocsPerRun(100, func() { tc.p.wire(tc.enc) }); n != tc.allocs {
+			t.Errorf("%s: wire made %v allocations, want %v", tc.name, n, tc.allocs)
+		}
+	}
+}
+
 func TestWireSize_HoldsTheBytes(t *testing.T) {
 	// The shortest values leave the most to the fixed part.
 	p := Payment{CreatedAt: time.Unix(0, 0)}

@@ -195,6 +195,16 @@ func (rt *Route) TakesBody() bool { return rt.Operation.RequestBody != nil }
 // Match finds the operation of a request: a 404 or 405 when the path or
 // the method is not in the document.
 func (d *Document) Match(r *http.Request) (*Route, error) {
+	rt := new(Route)
+	if err := d.MatchTo(r, rt); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// MatchTo is Match into a Route of the caller's, which the server keeps
+// in each request's pooled exchange rather than allocating one.
+func (d *Document) MatchTo(r *http.Request, rt *Route) error {
 	d.ready()
 	var route *routers.Route
 	var params map[string]string
@@ -206,14 +216,14 @@ func (d *Document) Match(r *http.Request) (*Route, error) {
 	}
 	switch {
 	case errors.Is(err, routers.ErrMethodNotAllowed):
-		return nil, &StatusError{Status: http.StatusMethodNotAllowed, Allow: d.allowed(r),
+		return &StatusError{Status: http.StatusMethodNotAllowed, Allow: d.allowed(r),
 			Err: &paymock.Error{Type: paymock.InvalidRequest, Code: "method_not_allowed", Message: r.Method + " is not allowed on " + ShortPath(r.URL.Path)}}
 	case err != nil:
 		msg := "no such route: " + r.Method + " " + ShortPath(r.URL.Path)
 		if hint := d.suggest(r); hint != "" {
 			msg += "; did you mean " + hint + "?"
 		}
-		return nil, WithStatus(http.StatusNotFound, paymock.NotFound, "route_not_found", msg)
+		return WithStatus(http.StatusNotFound, paymock.NotFound, "route_not_found", msg)
 	}
 	// Path parameters arrive escaped; validation and handlers want the value.
 	for k, v := range params {
@@ -221,7 +231,8 @@ func (d *Document) Match(r *http.Request) (*Route, error) {
 			params[k] = u
 		}
 	}
-	return &Route{Route: route, Params: params}, nil
+	*rt = Route{Route: route, Params: params}
+	return nil
 }
 
 // allowed lists the methods the document declares on r's path, for the

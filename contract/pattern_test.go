@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/paymock/paymock"
 )
 
 // documentPatterns are the patterns of every compiled check of both
@@ -198,8 +199,8 @@ func TestPlainURI_OnlyWhatURLParseTakes(t *testing.T) {
 		{"https://user@a.example", false},
 	}
 	for _, tc := range tests {
-		if got := plainURI(tc.in); got != tc.plain {
-			t.Errorf("plainURI(%q) = %v, want %v", tc.in, got, tc.plain)
+		if got := paymock.PlainHTTPURL(tc.in); got != tc.plain {
+			t.Errorf("PlainHTTPURL(%q) = %v, want %v", tc.in, got, tc.plain)
 		}
 	}
 }
@@ -211,11 +212,11 @@ func FuzzPlainURI_OnlyWhatURLParseTakes(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if !plainURI(s) {
+		if !paymock.PlainHTTPURL(s) {
 			return
 		}
 		if u, err := url.Parse(s); err != nil || !u.IsAbs() || u.Host == "" {
-			t.Fatalf("plainURI(%q) is true; url.Parse: %v, %+v", s, err, u)
+			t.Fatalf("PlainHTTPURL(%q) is true; url.Parse: %v, %+v", s, err, u)
 		}
 	})
 }

@@ -86,6 +86,9 @@ func (sr *segmentRouter) FindRoute(req *http.Request) (*routers.Route, map[strin
 		if route == nil {
 			return nil, nil, routers.ErrMethodNotAllowed
 		}
+		if sp.nvars == 0 {
+			return route, nil, nil // no map to make: a nil one reads as empty
+		}
 		params := make(map[string]string, sp.nvars)
 		rest := path
 		for j, seg := range sp.segs {

@@ -3,6 +3,7 @@
 package contract
 
 import (
+	"maps"
 	"net/http"
 	"net/url"
 	"testing"
@@ -68,6 +69,49 @@ func TestSegmentRouter_RoutesAsGorillamux(t *testing.T) {
 	}
 	if _, _, err := docs.Service.segments.FindRoute(&http.Request{Method: http.MethodPatch, URL: &url.URL{Path: "/api/v1/payments"}}); err != routers.ErrMethodNotAllowed {
 		t.Fatalf("PATCH on the collection: %v", err)
+	}
+}
+
+// TestMatchTo_MatchesAsMatchIntoTheCallersRoute: MatchTo fills the
+// caller's Route as Match returns one, with the same error where none
+// matches, and a path of no parameters allocates nothing (no Route, no
+// map of parameters).
+func TestMatchTo_MatchesAsMatchIntoTheCallersRoute(t *testing.T) {
+	docs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path string
+		allocs       float64 // -1: not counted
+	}{
+		{http.MethodPost, "/api/v1/payments", 0},
+		{http.MethodGet, "/api/v1/payments", 0},
+		{http.MethodGet, "/api/v1/payments/pay_a%2Fb", -1},
+		{http.MethodPatch, "/api/v1/payments", -1},
+		{http.MethodGet, "/api/v1/nothing", -1},
+	} {
+		r := &http.Request{Method: tc.method, URL: &url.URL{Path: tc.path}, Header: http.Header{}}
+		want, wantErr := docs.Service.Match(r)
+		var got Route
+		gotErr := docs.Service.MatchTo(r, &got)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%s %s: MatchTo error %v, Match %v", tc.method, tc.path, gotErr, wantErr)
+		}
+		if wantErr != nil {
+			if got.Route != nil || got.Params != nil {
+				t.Errorf("%s %s: a failed match changed the route: %+v", tc.method, tc.path, got)
+			}
+			continue
+		}
+		if got.Route != want.Route || !maps.Equal(got.Params, want.Params) {
+			t.Errorf("%s %s: MatchTo %+v, Match %+v", tc.method, tc.path, got, *want)
+		}
+		if tc.allocs >= 0 {
+			if n := testing.AllocsPerRun(100, func() { _ = docs.Service.MatchTo(r, &got) }); n != tc.allocs {
+				t.Errorf("%s %s: MatchTo made %v allocations, want %v", tc.method, tc.path, n, tc.allocs)
+			}
+		}
 	}
 }
 

@@ -73,6 +73,13 @@ func NewScheduler(clocks *Clocks) *Scheduler {
 }
 
 // At runs fn once the merchant's clock reaches due.
+//
+// The loop is woken only when the job is the merchant's earliest: behind
+// an earlier job it cannot move the loop's next wake-up, which that job's
+// deadline already bounds (or whose firing goroutine pokes the loop when
+// done). Every create adds an expiry later than the ones before it, and
+// waking the loop for each cost a thread switch and a pass over every
+// merchant's queue.
 func (s *Scheduler) At(merchantID string, due time.Time, fn func()) {
 	s.mu.Lock()
 	q := s.queues[merchantID]
@@ -81,9 +88,15 @@ func (s *Scheduler) At(merchantID string, due time.Time, fn func()) {
 		s.queues[merchantID] = q
 	}
 	s.seq++
-	heap.Push(&q.jobs, job{due: due, seq: s.seq, fn: fn})
+	// heap.Push without the job boxed in an interface (an allocation a
+	// job): appended, then moved up as Push moves it.
+	q.jobs = append(q.jobs, job{due: due, seq: s.seq, fn: fn})
+	heap.Fix(&q.jobs, len(q.jobs)-1)
+	first := q.jobs[0].seq == s.seq
 	s.mu.Unlock()
-	s.poke()
+	if first {
+		s.poke()
+	}
 }
 
 // Pending is the number of jobs waiting for a merchant.

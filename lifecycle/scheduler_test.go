@@ -5,6 +5,7 @@ package lifecycle
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -122,6 +123,71 @@ func TestScheduler_RealClockFiresByItself(t *testing.T) {
 	}
 }
 
+// TestScheduler_WakesTheLoopOnlyForAMerchantsEarliestJob adds jobs to a
+// scheduler whose loop is not running and reads its wake channel: a job
+// behind an earlier one of its merchant must not wake the loop, a job
+// that becomes its merchant's earliest must.
+func TestScheduler_WakesTheLoopOnlyForAMerchantsEarliestJob(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		earlier  []time.Duration // jobs of "m" already waiting
+		merchant string
+		add      time.Duration
+		wakes    bool
+	}{
+		{"first job of a merchant", nil, "m", time.Hour, true},
+		{"later than the earliest", []time.Duration{time.Hour}, "m", 2 * time.Hour, false},
+		{"at the earliest's instant", []time.Duration{time.Hour}, "m", time.Hour, false},
+		{"earlier than the earliest", []time.Duration{time.Hour, 2 * time.Hour}, "m", 30 * time.Minute, true},
+		{"between two waiting", []time.Duration{time.Hour, 3 * time.Hour}, "m", 2 * time.Hour, false},
+		{"another merchant's first", []time.Duration{time.Minute}, "other", time.Hour, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewScheduler(frozen(t))
+			for _, d := range tc.earlier {
+				after(s, "m", d, func() {})
+			}
+			select {
+			case <-s.wake:
+			default:
+			}
+			after(s, tc.merchant, tc.add, func() {})
+			if woke := len(s.wake) == 1; woke != tc.wakes {
+				t.Errorf("loop woken: %v, want %v", woke, tc.wakes)
+			}
+		})
+	}
+}
+
+// TestScheduler_RealClockFiresAnEarlierJobAddedLater: the loop, asleep
+// until the first job an hour away, is woken for one due sooner.
+func TestScheduler_RealClockFiresAnEarlierJobAddedLater(t *testing.T) {
+	clocks := newClocks(t, ClockConfig{Mode: ClockReal})
+	s := NewScheduler(clocks)
+	s.Start()
+	defer s.Stop()
+	after(s, "m", time.Hour, func() {})
+	after(s, "m", 2*time.Hour, func() {})
+	// Let the loop go to sleep on the hour-long wait before the earlier
+	// job comes: it has taken its wake-up, and had a while to get back to
+	// its select (not a bound on anything: a loop not yet asleep only
+	// makes the test pass where it should have failed).
+	for len(s.wake) > 0 {
+		runtime.Gosched()
+	}
+	time.Sleep(50 * time.Millisecond)
+	done := make(chan struct{})
+	after(s, "m", 10*time.Millisecond, func() { close(done) })
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a job due sooner than the waiting ones never fired")
+	}
+	if s.Pending("m") != 2 {
+		t.Errorf("pending %d, want the two later jobs", s.Pending("m"))
+	}
+}
+
 func TestScheduler_FrozenClockFiresOnlyWhatIsDue(t *testing.T) {
 	s := NewScheduler(frozen(t))
 	s.Start()
@@ -210,5 +276,15 @@ func TestClocks_NowAllocatesNothingInMemory(t *testing.T) {
 				t.Errorf("%s clock, merchant %s: Now allocates %v times a read", cfg.Mode, m, n)
 			}
 		}
+	}
+}
+
+func TestScheduler_AtAllocatesOnlyToGrow(t *testing.T) {
+	s := NewScheduler(frozen(t))
+	fn := func() {}
+	after(s, "m", time.Hour, fn) // the merchant's queue
+	due := nowOf(s.clocks, "m").Add(2 * time.Hour)
+	if n := testing.AllocsPerRun(100, func() { s.At("m", due, fn) }); n != 0 {
+		t.Errorf("At: %v allocations, want 0 (a job boxed for heap.Push is one)", n)
 	}
 }

@@ -56,8 +56,12 @@ func (q *dueQueue) Pop() any {
 	return e
 }
 
+// add is heap.Push without the entry boxed in an interface, which would
+// allocate for every pending payment stored: appended, then moved up as
+// Push moves it.
 func (q *dueQueue) add(at time.Time, to paymock.Status, rec uint32) {
-	heap.Push(q, dueEntry{sec: at.Unix(), nsec: int32(at.Nanosecond()), rec: rec, to: uint8(statusCode(to))})
+	*q = append(*q, dueEntry{sec: at.Unix(), nsec: int32(at.Nanosecond()), rec: rec, to: uint8(statusCode(to))})
+	heap.Fix(q, len(*q)-1)
 }
 
 func statusCode(s paymock.Status) int {

@@ -325,7 +325,9 @@ func (s *Payments) CustomerID(_ context.Context, merchantID, email string, newID
 		if b.customers == nil {
 			b.customers = make(map[string]string)
 		}
-		b.customers[key] = id
+		// Cloned: the email is often cut from a whole request body (a
+		// create read by hand), which the key would keep alive.
+		b.customers[strings.Clone(key)] = id
 	}
 	return id, nil
 }

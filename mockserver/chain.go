@@ -28,7 +28,10 @@ type exchange struct {
 	method string // as sent: HEAD is served as GET
 	rec    *recorder
 	doc    *contract.Document // nil outside both contracts
-	route  *contract.Route
+	route  *contract.Route    // &matched once the request matched an operation
+	// matched is the route of route, held here so that a match allocates
+	// no Route of its own; it goes back to the pool with the exchange.
+	matched contract.Route
 	// merchant is the bearer key's merchant, resolved once per request;
 	// authErr is why there is none.
 	merchant *paymock.Merchant
@@ -236,12 +239,11 @@ func (s *Server) matchRoute(next echo.HandlerFunc) echo.HandlerFunc {
 		if x.doc == nil {
 			return next(c)
 		}
-		rt, err := x.doc.Match(c.Request())
-		if err != nil {
+		if err := x.doc.MatchTo(c.Request(), &x.matched); err != nil {
 			x.refused = true
 			return err
 		}
-		x.route = rt
+		x.route = &x.matched
 		return next(c)
 	}
 }

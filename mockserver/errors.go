@@ -93,7 +93,7 @@ func (s *Server) writeError(c *echo.Context, err error) {
 			h[k] = v
 		}
 	}
-	if err := c.JSONBlob(status, encodeError(de)); err != nil {
+	if err := s.jsonBlob(c, status, encodeError(de)); err != nil {
 		s.log.DebugContext(c.Request().Context(), "writing an error answer failed", "error", err)
 	}
 }

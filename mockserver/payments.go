@@ -23,7 +23,8 @@ func (s *Server) createPayment(c *echo.Context) error {
 	m := merchantOf(c)
 	var req paymock.CreateRequest
 	if !decodeCreate(bodyOf(c), &req) {
-		if err := decodeBody(c, &req); err != nil {
+		var err error
+		if req, err = decodeCreateJSON(c); err != nil {
 			return err
 		}
 	}
@@ -60,6 +61,15 @@ func (s *Server) createPayment(c *echo.Context) error {
 	trigger.MetadataScenario = metadataScenario(req.Metadata)
 	s.lifecycle.Created(ctx, m, p, trigger)
 	return s.writePayment(c, http.StatusCreated, p)
+}
+
+// decodeCreateJSON is decodeBody of a create request, for a body
+// decodeCreate does not read: its own request goes to encoding/json and
+// so to the heap, not the one createPayment keeps on its stack.
+func decodeCreateJSON(c *echo.Context) (paymock.CreateRequest, error) {
+	var req paymock.CreateRequest
+	err := decodeBody(c, &req)
+	return req, err
 }
 
 // createRules are the create rules run on a body the contract refused.
@@ -214,7 +224,7 @@ func (s *Server) listPayments(c *echo.Context) error {
 	}
 	buf.Write(b)
 	buf.WriteByte('}')
-	return c.JSONBlob(http.StatusOK, buf.Bytes())
+	return s.jsonBlob(c, http.StatusOK, buf.Bytes())
 }
 
 // queryInt reads an integer query parameter. kin-openapi lets "page="
@@ -256,6 +266,15 @@ func (s *Server) writePayment(c *echo.Context, status int, p paymock.Payment) er
 	if plain {
 		x := exchangeOf(c)
 		x.wire, x.wireBody = w, b
+	}
+	return s.jsonBlob(c, status, b)
+}
+
+// jsonBlob answers b as c.JSONBlob does, with the Content-Type's value
+// shared by every answer rather than a slice made for each by Header.Set.
+func (s *Server) jsonBlob(c *echo.Context, status int, b []byte) error {
+	if h := c.Response().Header(); h.Get(echo.HeaderContentType) == "" {
+		h[echo.HeaderContentType] = s.jsonType
 	}
 	return c.JSONBlob(status, b)
 }

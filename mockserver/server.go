@@ -127,9 +127,10 @@ type Server struct {
 	observer    Observer
 	metrics     http.Handler
 	ready       func(ctx context.Context) error
-	// Headers every answer carries, shared read-only (net/http never
-	// changes a header's values), so that setting them allocates nothing.
-	nosniff, noStore []string
+	// Header values of every answer (and of every JSON one), shared
+	// read-only (net/http never changes a header's values), so that
+	// setting them allocates nothing.
+	nosniff, noStore, jsonType []string
 	// exchanges are the request chain's exchanges, reused.
 	exchanges sync.Pool
 	// rules are operations' domain checks, also run on bodies the
@@ -178,6 +179,7 @@ func New(cfg Config) (*Server, error) {
 		ready:       cfg.Ready,
 		nosniff:     []string{"nosniff"},
 		noStore:     []string{"no-store"},
+		jsonType:    []string{echo.MIMEApplicationJSON},
 	}
 	if s.journal, err = newJournal(cfg.JournalSize, cfg.Journal); err != nil { // nil when turned off
 		return nil, err

@@ -90,6 +90,7 @@ fuzz ./cmd/paymock FuzzLoadMerchants
 fuzz ./cmd/paymock FuzzParseRetry
 fuzz ./contract FuzzCheckJSON
 fuzz ./contract FuzzPlainJSON_IsValidAndClean
+fuzz ./contract FuzzReadAtMost_ReadsWhatReadAllReads
 fuzz ./contract FuzzCompiledCheck_PaymentAgreesWithKin
 fuzz ./contract FuzzParams_NeverPassWhatKinRefuses
 fuzz ./contract FuzzSegmentRouter_RoutesAsGorillamux
@@ -108,6 +109,8 @@ fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
 fuzz ./memory FuzzPlainAtSeconds_ReadsWhatTimeParseReads
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
 fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
+fuzz . FuzzValidRedirectURL_FastFormAgreesWithURLParse
+fuzz . FuzzCompact_WritesWhatJSONCompactWrites
 fuzz ./mockserver FuzzMetadataScenario_ReadsAsEncodingJSON
 
 echo "== the examples, each a module of its own"
