@@ -197,12 +197,16 @@ func (b *book) find(h uint64, id string) (int, bool) {
 	return int(i), true
 }
 
-// Insert implements Store.
-func (s *Payments) Insert(_ context.Context, p paymock.Payment) error {
+// Insert implements Store. The limit is exact: the count is read under the
+// book's lock that the insert holds.
+func (s *Payments) Insert(_ context.Context, p paymock.Payment, limit int) error {
 	b := s.book(p.MerchantID, true)
 	h := s.hash(p.ID)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if limit >= 0 && b.recs.n >= limit {
+		return fmt.Errorf("insert %s: %w", p.ID, paymock.ErrLimitReached)
+	}
 	if _, dup := b.find(h, p.ID); dup {
 		return fmt.Errorf("insert %s: id already used", p.ID)
 	}

@@ -50,7 +50,10 @@ func (s *Server) createPayment(c *echo.Context) error {
 		c, _ := lifecycle.CardFor(req.PaymentMethod.Card.Number)
 		p.Declines3DS = c.DeclineOn3DS
 	}
-	if err := s.store.Insert(ctx, p); err != nil {
+	if err := s.store.Insert(ctx, p, s.maxPayments); err != nil {
+		if errors.Is(err, paymock.ErrLimitReached) {
+			return s.paymentLimit()
+		}
 		return fmt.Errorf("store payment: %w", err)
 	}
 	trigger := lifecycle.Trigger{}
@@ -60,6 +63,14 @@ func (s *Server) createPayment(c *echo.Context) error {
 	trigger.MetadataScenario = metadataScenario(req.Metadata)
 	s.lifecycle.Created(ctx, m, p, trigger)
 	return s.writePayment(c, http.StatusCreated, p)
+}
+
+// paymentLimit is the refusal of a create past Config.MaxPayments, shaped
+// like the other caps (key_limit, endpoint_limit): the merchant's own
+// reset makes room.
+func (s *Server) paymentLimit() *paymock.Error {
+	return &paymock.Error{Type: paymock.InvalidRequest, Code: "payment_limit",
+		Message: fmt.Sprintf("a merchant can hold at most %d payments; POST /_sandbox/reset forgets this merchant's payments first", s.maxPayments)}
 }
 
 // createRules are the create rules run on a body the contract refused.

@@ -51,7 +51,7 @@ func fillStore(b *testing.B, sb *Sandbox, s http.Handler, n int) {
 	for i := range n - 1 {
 		p.ID = fmt.Sprintf("pay_%024d", i)
 		p.CheckoutURL = "http://localhost:8080/checkout/" + p.ID
-		if err := sb.Store().Insert(context.Background(), p); err != nil {
+		if err := sb.Store().Insert(context.Background(), p, -1); err != nil {
 			b.Fatal(err)
 		}
 	}

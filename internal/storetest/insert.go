@@ -18,7 +18,7 @@ func insertThenGet(t *testing.T, s paymock.Store) {
 	ctx := t.Context()
 	p := StoredPayment("acme", 1)
 	p.Metadata = []byte(`{"a":1}`)
-	if err := s.Insert(ctx, p); err != nil {
+	if err := s.Insert(ctx, p, -1); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, "acme", p.ID)
@@ -88,7 +88,7 @@ func everyFieldSurvives(t *testing.T, s paymock.Store) {
 			t.Fatalf("fullPayment leaves Payment.%s unset: set it so the stores are tested with it", v.Type().Field(i).Name)
 		}
 	}
-	if err := s.Insert(ctx, want); err != nil {
+	if err := s.Insert(ctx, want, -1); err != nil {
 		t.Fatal(err)
 	}
 	check := func(how string, got paymock.Payment, err error) {
@@ -119,7 +119,7 @@ func everyFieldSurvives(t *testing.T, s paymock.Store) {
 
 	// Empty metadata stays empty rather than becoming "null".
 	bare := StoredPayment("acme", 7)
-	if err := s.Insert(ctx, bare); err != nil {
+	if err := s.Insert(ctx, bare, -1); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Get(ctx, "acme", bare.ID); err != nil || len(got.Metadata) != 0 || got.PaymentMethod != nil || !got.CompletedAt.IsZero() {
@@ -161,12 +161,12 @@ func getNotFound(t *testing.T, s paymock.Store) {
 func insertRejectsDuplicate(t *testing.T, s paymock.Store) {
 	ctx := t.Context()
 	p := StoredPayment("acme", 1)
-	if err := s.Insert(ctx, p); err != nil {
+	if err := s.Insert(ctx, p, -1); err != nil {
 		t.Fatal(err)
 	}
 	dup := p
 	dup.Amount = 999
-	if err := s.Insert(ctx, dup); err == nil {
+	if err := s.Insert(ctx, dup, -1); err == nil {
 		t.Fatal("second insert of the same id succeeded")
 	}
 	got, _ := s.Get(ctx, "acme", p.ID)
@@ -179,7 +179,7 @@ func insertRejectsDuplicate(t *testing.T, s paymock.Store) {
 	// The same id under another merchant is that merchant's business.
 	other := p
 	other.MerchantID = "globex"
-	if err := s.Insert(ctx, other); err != nil {
+	if err := s.Insert(ctx, other, -1); err != nil {
 		t.Errorf("same id for another merchant: %v", err)
 	}
 }
@@ -187,7 +187,7 @@ func insertRejectsDuplicate(t *testing.T, s paymock.Store) {
 func locate(t *testing.T, s paymock.Store) {
 	ctx := t.Context()
 	for _, p := range []paymock.Payment{{ID: "pay_a", MerchantID: "m1"}, {ID: "pay_b", MerchantID: "m2"}} {
-		if err := s.Insert(ctx, p); err != nil {
+		if err := s.Insert(ctx, p, -1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,7 +216,7 @@ func locate(t *testing.T, s paymock.Store) {
 // ErrNotFound, never another error.
 func oddIDsNotFound(t *testing.T, s paymock.Store) {
 	ctx := context.Background()
-	if err := s.Insert(ctx, StoredPayment("acme", 0)); err != nil {
+	if err := s.Insert(ctx, StoredPayment("acme", 0), -1); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"\x00", "pay_\x00x", "\xff\xfe", strings.Repeat("x", 3000), ""} {

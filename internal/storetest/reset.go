@@ -22,7 +22,7 @@ func concurrentUse(t *testing.T, s paymock.Store) {
 			wg.Go(func() {
 				for i := range per {
 					p := StoredPayment(mid, w*per+i)
-					if err := s.Insert(ctx, p); err != nil {
+					if err := s.Insert(ctx, p, -1); err != nil {
 						t.Error(err)
 						return
 					}
@@ -119,7 +119,7 @@ func resetRacingInserts(t *testing.T, s paymock.Store) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for i := range n {
-			if err := s.Insert(ctx, StoredPayment("acme", i)); err != nil {
+			if err := s.Insert(ctx, StoredPayment("acme", i), -1); err != nil {
 				t.Error(err)
 			}
 		}

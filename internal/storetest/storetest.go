@@ -27,6 +27,8 @@ func Run(t *testing.T, open func(t *testing.T) paymock.Store) {
 		{"EveryFieldSurvivesTheStore", everyFieldSurvives},
 		{"GetOfAnotherMerchantIsNotFound", getNotFound},
 		{"InsertRejectsDuplicateID", insertRejectsDuplicate},
+		{"InsertStopsAtTheMerchantsLimit", insertStopsAtLimit},
+		{"ConcurrentInsertsPassTheLimitByLessThanTheRacers", concurrentInsertsAtLimit},
 		{"ListNewestFirstWithOffsetAndLimit", listNewestFirst},
 		{"ListPagesCoverEverythingOnce", listPagesCoverEverything},
 		{"ListEmptyAndOtherMerchants", listEmptyAndOtherMerchants},
@@ -66,7 +68,7 @@ func StoredPayment(merchantID string, n int) paymock.Payment {
 func Fill(t testing.TB, s paymock.Store, merchantID string, n int) {
 	t.Helper()
 	for i := range n {
-		if err := s.Insert(context.Background(), StoredPayment(merchantID, i)); err != nil {
+		if err := s.Insert(context.Background(), StoredPayment(merchantID, i), -1); err != nil {
 			t.Fatalf("Insert %d: %v", i, err)
 		}
 	}
