@@ -24,8 +24,10 @@ type Store interface {
 	// them, and the merchant's total count.
 	List(ctx context.Context, merchantID string, offset, limit int) ([]Payment, int, error)
 	// CustomerID returns the merchant's customer id for an email, creating
-	// it with newID on first use.
-	CustomerID(ctx context.Context, merchantID, email string, newID func() string) (string, error)
+	// it with newID on first use. When limit >= 0 and the merchant holds
+	// limit payments already, a new customer is not created: ErrLimitReached
+	// is wrapped, so that a create refused by the cap stores nothing.
+	CustomerID(ctx context.Context, merchantID, email string, newID func() string, limit int) (string, error)
 	// Update applies fn to one payment atomically: if fn fails, nothing
 	// changes. It returns the payment as stored afterwards.
 	Update(ctx context.Context, merchantID, id string, fn func(*Payment) error) (Payment, error)

@@ -318,13 +318,16 @@ func (s *Payments) List(_ context.Context, merchantID string, offset, limit int)
 }
 
 // CustomerID implements Store. Emails are matched without regard to case.
-func (s *Payments) CustomerID(_ context.Context, merchantID, email string, newID func() string) (string, error) {
+func (s *Payments) CustomerID(_ context.Context, merchantID, email string, newID func() string, limit int) (string, error) {
 	key := strings.ToLower(email)
 	b := s.book(merchantID, true)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id, ok := b.customers[key]
 	if !ok {
+		if limit >= 0 && b.recs.n >= limit {
+			return "", fmt.Errorf("customer of %s: %w", merchantID, paymock.ErrLimitReached)
+		}
 		id = newID()
 		if b.customers == nil {
 			b.customers = make(map[string]string)

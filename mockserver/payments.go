@@ -39,7 +39,10 @@ func (s *Server) createPayment(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cusID, err := s.store.CustomerID(ctx, m.ID, req.Customer.Email, func() string { return draw.ID("cus") })
+	cusID, err := s.store.CustomerID(ctx, m.ID, req.Customer.Email, func() string { return draw.ID("cus") }, s.maxPayments)
+	if errors.Is(err, paymock.ErrLimitReached) {
+		return s.paymentLimit()
+	}
 	if err != nil {
 		return fmt.Errorf("customer id: %w", err)
 	}

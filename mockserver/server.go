@@ -369,7 +369,7 @@ func (s *Server) ensureSeeded(ctx context.Context, m *paymock.Merchant) {
 		for _, p := range ps {
 			// The store learns the fake customers, so a later create with
 			// one of their emails gets the same customer id.
-			if _, err := s.store.CustomerID(ctx, m.ID, p.Customer.Email, func() string { return p.Customer.ID }); err != nil {
+			if _, err := s.store.CustomerID(ctx, m.ID, p.Customer.Email, func() string { return p.Customer.ID }, s.maxPayments); err != nil {
 				s.log.ErrorContext(ctx, "fake customer not stored", "merchant", m.ID, "error", err)
 			}
 			if err := s.store.Insert(ctx, p, s.maxPayments); err != nil {

@@ -341,7 +341,7 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 // CustomerID implements paymock.Store. Emails are matched without regard
 // to case. newID is called only when the email is new; should two replicas
 // race on a new email, both get the id that was stored first.
-func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID func() string) (string, error) {
+func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID func() string, limit int) (string, error) {
 	key := strings.ToLower(email)
 	ck := customerKey{merchantID, key}
 	if id, ok := cached(s.changes, s.changes.customers, ck); ok {
@@ -358,13 +358,20 @@ func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID 
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return "", check("reading a customer", err)
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO customers (merchant_id, email, id) VALUES ($1, $2, $3)
-		ON CONFLICT (merchant_id, email) DO NOTHING`, merchantID, key, newID()); err != nil {
+	// The payment cap is checked in the insert, as insertPayment does.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO customers (merchant_id, email, id)
+		SELECT $1, $2, $3
+		WHERE $4::bigint < 0 OR (SELECT coalesce(sum(n), 0) FROM payment_counts WHERE merchant_id = $1) < $4::bigint
+		ON CONFLICT (merchant_id, email) DO NOTHING`, merchantID, key, newID(), int64(limit)); err != nil {
 		return "", check("adding a customer", err)
 	}
 	// Read back rather than trust our insert: another writer may have won.
-	if err := s.pool.QueryRow(ctx, `SELECT id FROM customers WHERE merchant_id = $1 AND email = $2`,
-		merchantID, key).Scan(&id); err != nil {
+	err = s.pool.QueryRow(ctx, `SELECT id FROM customers WHERE merchant_id = $1 AND email = $2`,
+		merchantID, key).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("customer of %s: %w", merchantID, paymock.ErrLimitReached)
+	}
+	if err != nil {
 		return "", check("reading a customer", err)
 	}
 	put(s.changes, gen, s.changes.customers, ck, id)

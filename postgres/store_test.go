@@ -62,7 +62,7 @@ func TestStore_RequestValuesAreParameters(t *testing.T) {
 		if _, err := s.Update(ctx, m, p.ID, func(p *paymock.Payment) error { p.Status = paymock.StatusCompleted; return nil }); err != nil {
 			t.Errorf("%q: Update: %v", m, err)
 		}
-		if id, err := s.CustomerID(ctx, m, m+"@example.com", func() string { return "cus_" + m }); err != nil || id != "cus_"+m {
+		if id, err := s.CustomerID(ctx, m, m+"@example.com", func() string { return "cus_" + m }, -1); err != nil || id != "cus_"+m {
 			t.Errorf("%q: CustomerID = %q, %v", m, id, err)
 		}
 	}

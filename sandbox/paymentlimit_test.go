@@ -77,6 +77,16 @@ func TestPaymentLimit_CreatesPastTheCapAreRefused(t *testing.T) {
 			env.fill(keyA, max)
 			env.refusedAtCap(keyA, max)
 		}},
+		{"and so is one for a new customer", func(t *testing.T, env *testEnv) {
+			st, body, _ := env.do("POST", "/api/v1/payments", keyA, func() map[string]any {
+				b := validCreate()
+				b["customer"].(map[string]any)["email"] = "someone.new@example.com"
+				return b
+			}())
+			if st != http.StatusBadRequest || errorOf(t, body)["code"] != "payment_limit" {
+				t.Errorf("create for a new customer past the cap: %d %v, want 400 payment_limit", st, body)
+			}
+		}},
 		{"and payments moved to their outcome still count", func(t *testing.T, env *testEnv) {
 			_, list, _ := env.do("GET", "/api/v1/payments", keyA, nil)
 			id := list["items"].([]any)[0].(map[string]any)["id"].(string)

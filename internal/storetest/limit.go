@@ -80,6 +80,43 @@ func insertStopsAtLimit(t *testing.T, s paymock.Store) {
 	}
 }
 
+// customerAtLimit: at the limit a known customer is still found, and a
+// new one is refused with ErrLimitReached and not stored, so that a create
+// the cap refuses stores nothing; below it, or with no limit, it is made.
+func customerAtLimit(t *testing.T, s paymock.Store) {
+	ctx := t.Context()
+	const limit = 2
+	newID := func(id string) func() string { return func() string { return id } }
+	if _, err := s.CustomerID(ctx, "acme", "known@example.com", newID("cus_known"), limit); err != nil {
+		t.Fatalf("a customer below the limit: %v", err)
+	}
+	Fill(t, s, "acme", limit)
+	for _, tc := range []struct {
+		name, merchant, email string
+		limit                 int
+		newID                 string // what a new customer would be
+		want                  string // "" is ErrLimitReached
+	}{
+		{"a known customer is found at the limit", "acme", "KNOWN@example.com", limit, "cus_x", "cus_known"},
+		{"a new customer is refused at the limit", "acme", "new@example.com", limit, "cus_refused", ""},
+		{"and was not stored", "acme", "new@example.com", -1, "cus_later", "cus_later"},
+		{"another merchant's new customer is made", "globex", "new@example.com", limit, "cus_globex", "cus_globex"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := s.CustomerID(ctx, tc.merchant, tc.email, newID(tc.newID), tc.limit)
+			if tc.want == "" {
+				if !errors.Is(err, paymock.ErrLimitReached) {
+					t.Errorf("CustomerID = %q, %v; want ErrLimitReached", id, err)
+				}
+				return
+			}
+			if err != nil || id != tc.want {
+				t.Errorf("CustomerID = %q, %v; want %q", id, err, tc.want)
+			}
+		})
+	}
+}
+
 // concurrentInsertsAtLimit: inserts of one merchant racing to the limit
 // never pass it by more than the racers less one (the documented bound of
 // a shared database; the memory store is exact), and never fall short.

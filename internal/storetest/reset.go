@@ -29,7 +29,7 @@ func concurrentUse(t *testing.T, s paymock.Store) {
 					if _, err := s.Get(ctx, mid, p.ID); err != nil {
 						t.Errorf("Get right after Insert: %v", err)
 					}
-					if _, err := s.CustomerID(ctx, mid, fmt.Sprintf("c%d@example.com", i%7), func() string { return "cus_" + p.ID }); err != nil {
+					if _, err := s.CustomerID(ctx, mid, fmt.Sprintf("c%d@example.com", i%7), func() string { return "cus_" + p.ID }, -1); err != nil {
 						t.Error(err)
 					}
 				}
@@ -68,7 +68,7 @@ func concurrentUse(t *testing.T, s paymock.Store) {
 		// One customer id per email, whichever writer came first.
 		ids := make(map[string]bool)
 		for i := range 7 {
-			id, _ := s.CustomerID(ctx, mid, fmt.Sprintf("C%d@EXAMPLE.com", i), func() string { return "new" })
+			id, _ := s.CustomerID(ctx, mid, fmt.Sprintf("C%d@EXAMPLE.com", i), func() string { return "new" }, -1)
 			if id == "new" || ids[id] {
 				t.Errorf("%s: customer %d has id %q", mid, i, id)
 			}
@@ -81,8 +81,8 @@ func reset(t *testing.T, s paymock.Store) {
 	ctx := t.Context()
 	Fill(t, s, "acme", 3)
 	Fill(t, s, "globex", 2)
-	acmeJane, _ := s.CustomerID(ctx, "acme", "jane@example.com", func() string { return "cus_old" })
-	globexJane, _ := s.CustomerID(ctx, "globex", "jane@example.com", func() string { return "cus_globex" })
+	acmeJane, _ := s.CustomerID(ctx, "acme", "jane@example.com", func() string { return "cus_old" }, -1)
+	globexJane, _ := s.CustomerID(ctx, "globex", "jane@example.com", func() string { return "cus_globex" }, -1)
 	if err := s.Reset(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
@@ -92,13 +92,13 @@ func reset(t *testing.T, s paymock.Store) {
 	if _, err := s.Get(ctx, "acme", StoredPayment("acme", 0).ID); !errors.Is(err, paymock.ErrNotFound) {
 		t.Errorf("Get after reset: %v", err)
 	}
-	if id, _ := s.CustomerID(ctx, "acme", "jane@example.com", func() string { return "cus_new" }); id != "cus_new" || acmeJane != "cus_old" {
+	if id, _ := s.CustomerID(ctx, "acme", "jane@example.com", func() string { return "cus_new" }, -1); id != "cus_new" || acmeJane != "cus_old" {
 		t.Errorf("acme customer after reset = %s, want a new id", id)
 	}
 	if _, total, _ := s.List(ctx, "globex", 0, 10); total != 2 {
 		t.Errorf("globex lost payments to acme's reset: total %d", total)
 	}
-	if id, _ := s.CustomerID(ctx, "globex", "jane@example.com", func() string { return "cus_x" }); id != globexJane {
+	if id, _ := s.CustomerID(ctx, "globex", "jane@example.com", func() string { return "cus_x" }, -1); id != globexJane {
 		t.Errorf("globex customer changed by acme's reset: %s", id)
 	}
 	// The merchant starts again cleanly, ids of before included.

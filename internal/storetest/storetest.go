@@ -29,6 +29,7 @@ func Run(t *testing.T, open func(t *testing.T) paymock.Store) {
 		{"InsertRejectsDuplicateID", insertRejectsDuplicate},
 		{"InsertStopsAtTheMerchantsLimit", insertStopsAtLimit},
 		{"ConcurrentInsertsPassTheLimitByLessThanTheRacers", concurrentInsertsAtLimit},
+		{"CustomerIDMakesNoCustomerAtTheLimit", customerAtLimit},
 		{"ListNewestFirstWithOffsetAndLimit", listNewestFirst},
 		{"ListPagesCoverEverythingOnce", listPagesCoverEverything},
 		{"ListEmptyAndOtherMerchants", listEmptyAndOtherMerchants},

@@ -17,7 +17,7 @@ func customerID(t *testing.T, s paymock.Store) {
 	newID := func() string { n++; return "cus_" + strconv.Itoa(n) }
 	get := func(merchant, email string) string {
 		t.Helper()
-		id, err := s.CustomerID(ctx, merchant, email, newID)
+		id, err := s.CustomerID(ctx, merchant, email, newID, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
