@@ -73,7 +73,7 @@ func (s *Server) createPayment(c *echo.Context) error {
 // reset makes room.
 func (s *Server) paymentLimit() *paymock.Error {
 	return &paymock.Error{Type: paymock.InvalidRequest, Code: "payment_limit",
-		Message: fmt.Sprintf("a merchant can hold at most %d payments; POST /_sandbox/reset forgets this merchant's payments first", s.maxPayments)}
+		Message: fmt.Sprintf("a merchant can hold at most %d payments; POST /_sandbox/reset makes room (it forgets this merchant's payments, events, schedule and clock)", s.maxPayments)}
 }
 
 // createRules are the create rules run on a body the contract refused.

@@ -319,7 +319,7 @@ echo "paymock on PostgreSQL, $(date -u +%Y-%m-%d), $(nproc) cores: $(awk -F': ' 
 echo "load: paymock-load, $clients clients in all, $duration per setup, the mix of creates, lists and retrieves; $("$pgbin/postgres" --version)"
 echo "PostgreSQL: $durability"
 echo "pool: ${maxconns:-?} connections per replica (postgres.DefaultMaxConns)"
-echo "paymock flags: default but --addr, --store and --max-payments past the load${BENCH_FLAGS:+, and $BENCH_FLAGS}"
+echo "paymock flags: default but --addr and --store${nocap[*]:+, and ${nocap[*]}}${BENCH_FLAGS:+, and $BENCH_FLAGS}"
 echo "load average (1, 5, 15 min): before $load_before, after $load_after"
 echo
 echo "| setup | create req/s | create p99 | retrieve req/s | retrieve p99 | list req/s |"
