@@ -496,7 +496,7 @@ func (f *fakeSandbox) addPayment(t testing.TB, merchantID, email string, amount 
 		CheckoutURL: "http://sandbox.example/checkout/" + id,
 		CreatedAt:   created, UpdatedAt: created, ExpiresAt: created.Add(time.Hour),
 	}
-	if err := f.store.Insert(context.Background(), p); err != nil {
+	if err := f.store.Insert(context.Background(), p, -1); err != nil {
 		t.Fatalf("insert payment: %v", err)
 	}
 	return p

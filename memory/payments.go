@@ -197,12 +197,16 @@ func (b *book) find(h uint64, id string) (int, bool) {
 	return int(i), true
 }
 
-// Insert implements Store.
-func (s *Payments) Insert(_ context.Context, p paymock.Payment) error {
+// Insert implements Store. The limit is exact: the count is read under the
+// book's lock that the insert holds.
+func (s *Payments) Insert(_ context.Context, p paymock.Payment, limit int) error {
 	b := s.book(p.MerchantID, true)
 	h := s.hash(p.ID)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if limit >= 0 && b.recs.n >= limit {
+		return fmt.Errorf("insert %s: %w", p.ID, paymock.ErrLimitReached)
+	}
 	if _, dup := b.find(h, p.ID); dup {
 		return fmt.Errorf("insert %s: id already used", p.ID)
 	}
@@ -314,13 +318,16 @@ func (s *Payments) List(_ context.Context, merchantID string, offset, limit int)
 }
 
 // CustomerID implements Store. Emails are matched without regard to case.
-func (s *Payments) CustomerID(_ context.Context, merchantID, email string, newID func() string) (string, error) {
+func (s *Payments) CustomerID(_ context.Context, merchantID, email string, newID func() string, limit int) (string, error) {
 	key := strings.ToLower(email)
 	b := s.book(merchantID, true)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id, ok := b.customers[key]
 	if !ok {
+		if limit >= 0 && b.recs.n >= limit {
+			return "", fmt.Errorf("customer of %s: %w", merchantID, paymock.ErrLimitReached)
+		}
 		id = newID()
 		if b.customers == nil {
 			b.customers = make(map[string]string)

@@ -40,7 +40,7 @@ func BenchmarkMemoryStore_BytesPerPayment(b *testing.B) {
 		}
 		before := heap()
 		for i := range n {
-			if err := s.Insert(context.Background(), apiPayment(fmt.Sprintf("pay_%024d", i), now)); err != nil {
+			if err := s.Insert(context.Background(), apiPayment(fmt.Sprintf("pay_%024d", i), now), -1); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -55,7 +55,7 @@ func BenchmarkMemoryStore_Get(b *testing.B) {
 	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	s := NewPayments()
 	for i := range n {
-		if err := s.Insert(context.Background(), apiPayment(fmt.Sprintf("pay_%024d", i), now)); err != nil {
+		if err := s.Insert(context.Background(), apiPayment(fmt.Sprintf("pay_%024d", i), now), -1); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -81,12 +81,12 @@ func TestMemoryStore_IDsWhoseHashesMeet(t *testing.T) {
 		for _, id := range ids {
 			p := apiPayment(id, now)
 			p.MerchantID = m
-			if err := s.Insert(ctx, p); err != nil {
+			if err := s.Insert(ctx, p, -1); err != nil {
 				t.Fatalf("Insert %s/%s: %v", m, id, err)
 			}
 		}
 	}
-	if err := s.Insert(ctx, paymock.Payment{ID: "pay_c", MerchantID: "m1"}); err == nil {
+	if err := s.Insert(ctx, paymock.Payment{ID: "pay_c", MerchantID: "m1"}, -1); err == nil {
 		t.Error("a second pay_c of m1 was taken")
 	}
 	for _, tc := range []struct {
@@ -128,7 +128,7 @@ func TestMemoryStore_UpdatesLeaveBoundedGarbage(t *testing.T) {
 	now := time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 	const n, rounds = 500, 40
 	for i := range n {
-		if err := s.Insert(ctx, apiPayment(fmt.Sprintf("pay_%06d", i), now)); err != nil {
+		if err := s.Insert(ctx, apiPayment(fmt.Sprintf("pay_%06d", i), now), -1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -173,7 +173,7 @@ func TestMemoryStore_ValuesOutsideTheCodes(t *testing.T) {
 		PaymentMethod: &paymock.PaymentMethod{Type: "card", Card: paymock.CardSummary{Brand: "visa", Last4: "0002", ExpiryMonth: 1, ExpiryYear: 2031},
 			BillingDetails: &paymock.BillingDetails{Name: "Only A Name"}},
 		CreatedAt: time.Unix(-86400*365*100, 5).UTC(), ExpiresAt: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)}
-	if err := s.Insert(ctx, want); err != nil {
+	if err := s.Insert(ctx, want, -1); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, "m", "pay_odd")
@@ -206,7 +206,7 @@ func TestMemoryStore_CommonStringsRunOut(t *testing.T) {
 			p.CheckoutURL = p.ID // is nothing but the id
 		}
 		want[i] = p
-		if err := s.Insert(ctx, p); err != nil {
+		if err := s.Insert(ctx, p, -1); err != nil {
 			t.Fatal(err)
 		}
 	}

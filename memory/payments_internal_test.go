@@ -22,7 +22,7 @@ func TestCustomerID_KeepsNoPartOfTheCallersString(t *testing.T) {
 			at := strings.Index(body, tc.email)
 			email := body[at : at+len(tc.email)]
 			s := NewPayments()
-			if _, err := s.CustomerID(t.Context(), "m", email, func() string { return "cus_1" }); err != nil {
+			if _, err := s.CustomerID(t.Context(), "m", email, func() string { return "cus_1" }, -1); err != nil {
 				t.Fatal(err)
 			}
 			start := uintptr(unsafe.Pointer(unsafe.StringData(body)))

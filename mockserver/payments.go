@@ -40,7 +40,10 @@ func (s *Server) createPayment(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cusID, err := s.store.CustomerID(ctx, m.ID, req.Customer.Email, func() string { return draw.ID("cus") })
+	cusID, err := s.store.CustomerID(ctx, m.ID, req.Customer.Email, func() string { return draw.ID("cus") }, s.maxPayments)
+	if errors.Is(err, paymock.ErrLimitReached) {
+		return s.paymentLimit()
+	}
 	if err != nil {
 		return fmt.Errorf("customer id: %w", err)
 	}
@@ -51,7 +54,10 @@ func (s *Server) createPayment(c *echo.Context) error {
 		c, _ := lifecycle.CardFor(req.PaymentMethod.Card.Number)
 		p.Declines3DS = c.DeclineOn3DS
 	}
-	if err := s.store.Insert(ctx, p); err != nil {
+	if err := s.store.Insert(ctx, p, s.maxPayments); err != nil {
+		if errors.Is(err, paymock.ErrLimitReached) {
+			return s.paymentLimit()
+		}
 		return fmt.Errorf("store payment: %w", err)
 	}
 	trigger := lifecycle.Trigger{}
@@ -70,6 +76,14 @@ func decodeCreateJSON(c *echo.Context) (paymock.CreateRequest, error) {
 	var req paymock.CreateRequest
 	err := decodeBody(c, &req)
 	return req, err
+}
+
+// paymentLimit is the refusal of a create past Config.MaxPayments, shaped
+// like the other caps (key_limit, endpoint_limit): the merchant's own
+// reset makes room.
+func (s *Server) paymentLimit() *paymock.Error {
+	return &paymock.Error{Type: paymock.InvalidRequest, Code: "payment_limit",
+		Message: fmt.Sprintf("a merchant can hold at most %d payments; POST /_sandbox/reset makes room (it forgets this merchant's payments, events, schedule and clock)", s.maxPayments)}
 }
 
 // createRules are the create rules run on a body the contract refused.

@@ -52,6 +52,10 @@ type Config struct {
 	PublicURL string
 	// BodyLimit is the largest request body in bytes; 0 means 1 MiB.
 	BodyLimit int64
+	// MaxPayments is how many payments one merchant may hold: a create
+	// past it is refused (payment_limit). 0 means
+	// paymock.DefaultMaxPayments; negative, no cap.
+	MaxPayments int
 	// Lifecycle moves payments to their outcomes and emits their events.
 	Lifecycle *lifecycle.Engine
 	// JournalSize is how many requests each merchant's journal keeps;
@@ -115,6 +119,7 @@ type Server struct {
 	clock       Clock
 	publicURL   string
 	bodyLimit   int64
+	maxPayments int // < 0: no cap
 	docs        *contract.Documents
 	lifecycle   *lifecycle.Engine
 	pages       *pageState
@@ -155,6 +160,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://localhost:8080"
 	}
+	if cfg.MaxPayments == 0 {
+		cfg.MaxPayments = paymock.DefaultMaxPayments
+	}
 	docs, err := contract.Embedded()
 	if err != nil {
 		return nil, err
@@ -168,6 +176,7 @@ func New(cfg Config) (*Server, error) {
 		clock:       cfg.Clock,
 		publicURL:   strings.TrimRight(cfg.PublicURL, "/"),
 		bodyLimit:   cfg.BodyLimit,
+		maxPayments: cfg.MaxPayments,
 		docs:        docs,
 		lifecycle:   cfg.Lifecycle,
 		variants:    cfg.Variants,
@@ -362,10 +371,10 @@ func (s *Server) ensureSeeded(ctx context.Context, m *paymock.Merchant) {
 		for _, p := range ps {
 			// The store learns the fake customers, so a later create with
 			// one of their emails gets the same customer id.
-			if _, err := s.store.CustomerID(ctx, m.ID, p.Customer.Email, func() string { return p.Customer.ID }); err != nil {
+			if _, err := s.store.CustomerID(ctx, m.ID, p.Customer.Email, func() string { return p.Customer.ID }, s.maxPayments); err != nil {
 				s.log.ErrorContext(ctx, "fake customer not stored", "merchant", m.ID, "error", err)
 			}
-			if err := s.store.Insert(ctx, p); err != nil {
+			if err := s.store.Insert(ctx, p, s.maxPayments); err != nil {
 				s.log.ErrorContext(ctx, "fake payment not stored", "merchant", m.ID, "payment", p.ID, "error", err)
 				continue
 			}

@@ -80,7 +80,7 @@ func TestChanges_AChangeOnOneReplicaIsSeenOnAnotherOnceHeard(t *testing.T) {
 		{
 			name: "a merchant reset, its customers with it",
 			read: func(t *testing.T, b *postgres.Store) string {
-				id, err := b.CustomerID(t.Context(), "acme", "jane@example.com", func() string { return "cus_" + time.Now().Format("150405.000000000") })
+				id, err := b.CustomerID(t.Context(), "acme", "jane@example.com", func() string { return "cus_" + time.Now().Format("150405.000000000") }, -1)
 				if err != nil {
 					t.Fatal(err)
 				}

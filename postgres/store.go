@@ -170,26 +170,42 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // insertPayment inserts one payment and adds it to its merchant's count
-// (migration 11), in the slot of this connection. The INSERT in WITH runs
-// whether or not anything reads it.
+// (migration 11), in the slot of this connection, unless $6 >= 0 and the
+// merchant's count is $6 already: then it inserts nothing and affects no
+// row. The check is in the statement, so the cap costs no round trip.
+//
+// The count is read from the statement's snapshot, and creates on other
+// connections update other slots without waiting for each other, so
+// creates of one merchant running at the same moment on several
+// connections may each see room for one more: the cap is passed by at
+// most the merchant's concurrent creates less one, so at most the
+// connections of every replica less one. An exact cap would need the
+// merchant's creates to queue on one lock, which the slots exist to avoid.
 const insertPayment = `WITH p AS (
-	INSERT INTO payments (merchant_id, id, status, expires_at, payment) VALUES ($1, $2, $3, $4, $5)
-) INSERT INTO payment_counts AS c (merchant_id, slot, n) VALUES ($1, pg_backend_pid() % 16, 1)
+	INSERT INTO payments (merchant_id, id, status, expires_at, payment)
+	SELECT $1, $2, $3, $4, $5
+	WHERE $6::bigint < 0 OR (SELECT coalesce(sum(n), 0) FROM payment_counts WHERE merchant_id = $1) < $6::bigint
+	RETURNING 1
+) INSERT INTO payment_counts AS c (merchant_id, slot, n) SELECT $1, pg_backend_pid() % 16, 1 FROM p
 	ON CONFLICT (merchant_id, slot) DO UPDATE SET n = c.n + 1`
 
-// Insert implements paymock.Store.
-func (s *Store) Insert(ctx context.Context, p paymock.Payment) error {
+// Insert implements paymock.Store. The limit may be passed by concurrent
+// inserts of the merchant (see insertPayment).
+func (s *Store) Insert(ctx context.Context, p paymock.Payment, limit int) error {
 	doc, err := encode(p)
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, insertPayment, p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc)
+	tag, err := s.pool.Exec(ctx, insertPayment, p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc, int64(limit))
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == "23505" { // unique_violation
 		return fmt.Errorf("insert %s: id already used", p.ID)
 	}
 	if err != nil {
 		return check("insert "+p.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("insert %s: %w", p.ID, paymock.ErrLimitReached)
 	}
 	s.analyzeGrowing()
 	return nil
@@ -325,7 +341,7 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 // CustomerID implements paymock.Store. Emails are matched without regard
 // to case. newID is called only when the email is new; should two replicas
 // race on a new email, both get the id that was stored first.
-func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID func() string) (string, error) {
+func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID func() string, limit int) (string, error) {
 	key := strings.ToLower(email)
 	ck := customerKey{merchantID, key}
 	if id, ok := cached(s.changes, s.changes.customers, ck); ok {
@@ -342,13 +358,20 @@ func (s *Store) CustomerID(ctx context.Context, merchantID, email string, newID 
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return "", check("reading a customer", err)
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO customers (merchant_id, email, id) VALUES ($1, $2, $3)
-		ON CONFLICT (merchant_id, email) DO NOTHING`, merchantID, key, newID()); err != nil {
+	// The payment cap is checked in the insert, as insertPayment does.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO customers (merchant_id, email, id)
+		SELECT $1, $2, $3
+		WHERE $4::bigint < 0 OR (SELECT coalesce(sum(n), 0) FROM payment_counts WHERE merchant_id = $1) < $4::bigint
+		ON CONFLICT (merchant_id, email) DO NOTHING`, merchantID, key, newID(), int64(limit)); err != nil {
 		return "", check("adding a customer", err)
 	}
 	// Read back rather than trust our insert: another writer may have won.
-	if err := s.pool.QueryRow(ctx, `SELECT id FROM customers WHERE merchant_id = $1 AND email = $2`,
-		merchantID, key).Scan(&id); err != nil {
+	err = s.pool.QueryRow(ctx, `SELECT id FROM customers WHERE merchant_id = $1 AND email = $2`,
+		merchantID, key).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("customer of %s: %w", merchantID, paymock.ErrLimitReached)
+	}
+	if err != nil {
 		return "", check("reading a customer", err)
 	}
 	put(s.changes, gen, s.changes.customers, ck, id)

@@ -47,7 +47,7 @@ func TestStore_RequestValuesAreParameters(t *testing.T) {
 	for i, m := range []string{`o'brien`, `x"; DROP TABLE payments; --`, `back\slash`, `$1`, `%_`} {
 		p := storetest.StoredPayment("acme", i)
 		p.MerchantID, p.ID = m, "pay_"+m
-		if err := s.Insert(ctx, p); err != nil {
+		if err := s.Insert(ctx, p, -1); err != nil {
 			t.Fatalf("%q: Insert: %v", m, err)
 		}
 		if got, err := s.Get(ctx, m, p.ID); err != nil || got.ID != p.ID || got.MerchantID != m {
@@ -62,7 +62,7 @@ func TestStore_RequestValuesAreParameters(t *testing.T) {
 		if _, err := s.Update(ctx, m, p.ID, func(p *paymock.Payment) error { p.Status = paymock.StatusCompleted; return nil }); err != nil {
 			t.Errorf("%q: Update: %v", m, err)
 		}
-		if id, err := s.CustomerID(ctx, m, m+"@example.com", func() string { return "cus_" + m }); err != nil || id != "cus_"+m {
+		if id, err := s.CustomerID(ctx, m, m+"@example.com", func() string { return "cus_" + m }, -1); err != nil || id != "cus_"+m {
 			t.Errorf("%q: CustomerID = %q, %v", m, id, err)
 		}
 	}
@@ -150,7 +150,7 @@ func TestStore_DatabaseGoneWhileServingIsUnavailableThenRecovers(t *testing.T) {
 			_, err := s.Update(ctx, "acme", id, func(*paymock.Payment) error { return nil })
 			return err
 		}},
-		{"Insert", func() error { return s.Insert(ctx, storetest.StoredPayment("acme", 1)) }},
+		{"Insert", func() error { return s.Insert(ctx, storetest.StoredPayment("acme", 1), -1) }},
 		{"Ping", func() error { return s.Ping(ctx) }},
 	} {
 		err := call.run()
@@ -197,7 +197,7 @@ func BenchmarkStore_Insert(b *testing.B) {
 	i := 0
 	defer reportServerCPU(b, url)()
 	for b.Loop() {
-		if err := s.Insert(ctx, storetest.StoredPayment("acme", i)); err != nil {
+		if err := s.Insert(ctx, storetest.StoredPayment("acme", i), -1); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -260,7 +260,7 @@ func TestList_TotalIsExactWhenCreatesRaceResets(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				p := storetest.StoredPayment("acme", w*each+i)
-				if err := s.Insert(ctx, p); err != nil {
+				if err := s.Insert(ctx, p, -1); err != nil {
 					errs <- err
 					return
 				}
@@ -274,7 +274,7 @@ func TestList_TotalIsExactWhenCreatesRaceResets(t *testing.T) {
 	}
 	// What the last reset left, and then some more on a known count.
 	for i := range 3 {
-		if err := s.Insert(ctx, storetest.StoredPayment("acme", writers*each+i)); err != nil {
+		if err := s.Insert(ctx, storetest.StoredPayment("acme", writers*each+i), -1); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -327,7 +327,7 @@ func TestInsert_AnalyzesTheTablesItGrows(t *testing.T) {
 	if n := analyzed(); n != 0 {
 		t.Fatalf("after 99 inserts, %d tables analyzed", n)
 	}
-	if err := s.Insert(ctx, storetest.StoredPayment("acme", 99)); err != nil {
+	if err := s.Insert(ctx, storetest.StoredPayment("acme", 99), -1); err != nil {
 		t.Fatal(err)
 	}
 	s.Close() // waits for the analysis the 100th insert started

@@ -43,7 +43,7 @@ func TestAmountForms_AnswersHoldTheSameAmounts(t *testing.T) {
 					Status: paymock.StatusPending, Customer: paymock.Customer{ID: "cus_" + strings.Repeat("y", 24), Email: "a@b.co", Name: "A"},
 					Description: "d", Metadata: json.RawMessage(`{}`), SuccessURL: "https://a.example", CancelURL: "https://a.example",
 					CheckoutURL: "https://a.example/c", CreatedAt: testStart, UpdatedAt: testStart, ExpiresAt: testStart.Add(60e9)}
-				if err := env.store.Insert(t.Context(), p); err != nil {
+				if err := env.store.Insert(t.Context(), p, -1); err != nil {
 					t.Fatal(err)
 				}
 				st, body, _ := env.do("GET", "/api/v1/payments/"+p.ID, keyA, nil)

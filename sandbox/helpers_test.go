@@ -64,6 +64,7 @@ type envConfig struct {
 	faultsFile     string
 	journalSize    *int
 	maxMerchants   int
+	maxPayments    int
 	metrics        bool
 	backend        paymock.Backend // zero: testBackend's
 	outage         bool            // 503 store_unavailable answers are expected
@@ -98,6 +99,9 @@ func withFaultsFile(path string) envOption { return func(c *envConfig) { c.fault
 
 // withMaxMerchants caps the open-mode merchants held at once.
 func withMaxMerchants(n int) envOption { return func(c *envConfig) { c.maxMerchants = n } }
+
+// withMaxPayments caps each merchant's payments (Config.MaxPayments).
+func withMaxPayments(n int) envOption { return func(c *envConfig) { c.maxPayments = n } }
 
 // withMetrics serves /metrics.
 func withMetrics() envOption { return func(c *envConfig) { c.metrics = true } }
@@ -206,6 +210,7 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		JournalSize:  journalSize,
 		FaultsFile:   cfg.faultsFile,
 		MaxMerchants: cfg.maxMerchants,
+		MaxPayments:  cfg.maxPayments,
 		Metrics:      cfg.metrics,
 	})
 	if err != nil {

@@ -38,7 +38,7 @@ func TestContract_FastPathStillRefusesBrokenAnswers(t *testing.T) {
 			env := newEnv(t, expectingViolations())
 			p := good(env)
 			tc.spoil(&p)
-			if err := env.store.Insert(t.Context(), p); err != nil {
+			if err := env.store.Insert(t.Context(), p, -1); err != nil {
 				if tc.name == "broken date" {
 					// A store that encodes with encoding/json (PostgreSQL's)
 					// refuses a year past 9999 itself, so no such payment

@@ -599,7 +599,7 @@ func TestContract_ServerRefusesToSendAViolatingResponse(t *testing.T) {
 	bad := paymock.Payment{ID: "pay_" + strings.Repeat("x", 24), MerchantID: merchantID(t, keyA), Currency: "XXX", Amount: 100,
 		Status: paymock.StatusPending, Customer: paymock.Customer{ID: "cus_" + strings.Repeat("y", 24), Email: "a@b.co", Name: "A"},
 		Description: "d", SuccessURL: "https://a.example", CancelURL: "https://a.example", CheckoutURL: "https://a.example/c"}
-	if err := env.store.Insert(t.Context(), bad); err != nil {
+	if err := env.store.Insert(t.Context(), bad, -1); err != nil {
 		t.Fatal(err)
 	}
 	st, body, _ := env.do("GET", "/api/v1/payments/"+bad.ID, keyA, nil)

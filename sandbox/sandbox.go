@@ -72,6 +72,10 @@ type Config struct {
 	// (configured merchants do not count): a new token past it is a 429.
 	// 0 means merchants.DefaultMaxMerchants; negative, no cap.
 	MaxMerchants int
+	// MaxPayments caps how many payments one merchant holds: a create
+	// past it is a 400 payment_limit until the merchant resets. 0 means
+	// paymock.DefaultMaxPayments; negative, no cap.
+	MaxPayments int
 	// MerchantIdleTTL forgets an open-mode merchant, and all it holds,
 	// after this long without a request when no work of it is pending.
 	// 0 means DefaultMerchantIdleTTL; negative, never.
@@ -245,6 +249,7 @@ func New(cfg Config) (*Sandbox, error) {
 		Clock:       clocks,
 		PublicURL:   cfg.PublicURL,
 		BodyLimit:   cfg.BodyLimit,
+		MaxPayments: cfg.MaxPayments,
 		Lifecycle:   engine,
 		JournalSize: journalSize,
 		Journal:     backend.Journal,

@@ -237,7 +237,7 @@ func TestRun_FlagHelpSaysWhatTheDocsSay(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := regexp.MustCompile(` \(\[[^]]*\]\([^)]*\)\)`)
-	for _, name := range []string{"seed", "scenarios"} {
+	for _, name := range []string{"seed", "scenarios", "max-payments"} {
 		t.Run(name, func(t *testing.T) {
 			var row string
 			for _, line := range strings.Split(string(docs), "\n") {

@@ -59,6 +59,7 @@ type options struct {
 
 	faultsPath      string
 	maxMerchants    int           // 0: no cap
+	maxPayments     int           // 0: no cap
 	merchantIdleTTL time.Duration // 0: never forget
 	metrics         bool
 	storeURL        string // "" is the in-memory store; else a postgres:// URL
@@ -98,6 +99,7 @@ var flagSpecs = []flagSpec{
 	{name: "journal-size", def: strconv.Itoa(mockserver.DefaultJournalSize), arg: "n", usage: "requests kept in each merchant's journal; 0 turns the journal and the report off"},
 	{name: "fake-payments", def: "0", arg: "n", usage: "payments each merchant starts with, made up from --seed"},
 	{name: "max-merchants", def: strconv.Itoa(merchants.DefaultMaxMerchants), arg: "n", usage: "open-mode merchants held at once (configured ones do not count); a new key past it gets 429 merchant_limit; 0 for no cap"},
+	{name: "max-payments", def: strconv.Itoa(paymock.DefaultMaxPayments), arg: "n", usage: "payments each merchant may hold; a create past it gets 400 payment_limit until POST /_sandbox/reset; 0 for no cap"},
 	{name: "merchant-idle-ttl", def: defaultMerchantIdleTTL, arg: "duration", usage: "an open-mode merchant with no request for this long, and no work pending, is forgotten; 0 keeps them for ever"},
 	{name: "metrics", def: "true", isBool: true, usage: "serve GET /metrics in the Prometheus text format; --metrics=false turns it off"},
 	{name: "store", def: "memory", arg: "memory|url", usage: "where payments are kept: memory, or a postgres:// URL of a PostgreSQL database"},
@@ -427,6 +429,13 @@ func parseOptions(r *rawFlags, argErrs []error) (*options, error) {
 		fail(src, "%q: want a whole number of merchants, or 0 for no cap", v)
 	} else {
 		o.maxMerchants = n
+	}
+
+	v, src = r.get("max-payments")
+	if n, err := strconv.Atoi(v); err != nil || n < 0 {
+		fail(src, "%q: want a whole number of payments, or 0 for no cap", v)
+	} else {
+		o.maxPayments = n
 	}
 
 	v, src = r.get("merchant-idle-ttl")

@@ -131,7 +131,8 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		JournalSize:     opts.journalSize,
 		FakePayments:    opts.fakePayments,
 		Backend:         backend,
-		MaxMerchants:    sandboxMaxMerchants(opts.maxMerchants),
+		MaxMerchants:    sandboxNoCap(opts.maxMerchants),
+		MaxPayments:     sandboxNoCap(opts.maxPayments),
 		MerchantIdleTTL: sandboxIdleTTL(opts.merchantIdleTTL),
 		FaultsFile:      opts.faultsPath,
 		Metrics:         opts.metrics,
@@ -199,9 +200,9 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	return nil
 }
 
-// sandboxMaxMerchants is --max-merchants as sandbox.Config reads it: the
-// flag's 0 (no cap) is the Config's negative.
-func sandboxMaxMerchants(n int) int {
+// sandboxNoCap is a cap flag (--max-merchants, --max-payments) as
+// sandbox.Config reads it: the flag's 0 (no cap) is the Config's negative.
+func sandboxNoCap(n int) int {
 	if n == 0 {
 		return -1
 	}
@@ -260,6 +261,7 @@ func logStart(logger *slog.Logger, opts *options, merchants *merchants.Registry,
 		"faults", opts.faultsPath,
 		"store", storeName(opts.storeURL),
 		"max_merchants", opts.maxMerchants,
+		"max_payments", opts.maxPayments,
 		"merchant_idle_ttl", opts.merchantIdleTTL.String(),
 		"metrics", opts.metrics,
 		"version", buildVersion())

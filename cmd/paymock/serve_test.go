@@ -65,7 +65,10 @@ func TestParseOptions_NewFlagsDefaultsAndSources(t *testing.T) {
 	}{
 		{"--max-merchants", []string{"--max-merchants", "5"}, nil, func(o *options) bool { return o.maxMerchants == 5 }},
 		{"PAYMOCK_MAX_MERCHANTS 0 is no cap", nil, map[string]string{"PAYMOCK_MAX_MERCHANTS": "0"},
-			func(o *options) bool { return o.maxMerchants == 0 && sandboxMaxMerchants(o.maxMerchants) < 0 }},
+			func(o *options) bool { return o.maxMerchants == 0 && sandboxNoCap(o.maxMerchants) < 0 }},
+		{"--max-payments", []string{"--max-payments", "5"}, nil, func(o *options) bool { return o.maxPayments == 5 }},
+		{"PAYMOCK_MAX_PAYMENTS 0 is no cap", nil, map[string]string{"PAYMOCK_MAX_PAYMENTS": "0"},
+			func(o *options) bool { return o.maxPayments == 0 && sandboxNoCap(o.maxPayments) < 0 }},
 		{"--merchant-idle-ttl", []string{"--merchant-idle-ttl", "90m"}, nil,
 			func(o *options) bool { return o.merchantIdleTTL == 90*time.Minute }},
 		{"PAYMOCK_MERCHANT_IDLE_TTL 0 is never", nil, map[string]string{"PAYMOCK_MERCHANT_IDLE_TTL": "0"},
@@ -91,7 +94,7 @@ func TestParseOptions_NewFlagsDefaultsAndSources(t *testing.T) {
 	if d, err := time.ParseDuration(defaultMerchantIdleTTL); err != nil || d != sandbox.DefaultMerchantIdleTTL {
 		t.Errorf("--merchant-idle-ttl default %q is not sandbox.DefaultMerchantIdleTTL %v", defaultMerchantIdleTTL, sandbox.DefaultMerchantIdleTTL)
 	}
-	if sandboxMaxMerchants(7) != 7 || sandboxIdleTTL(time.Hour) != time.Hour {
+	if sandboxNoCap(7) != 7 || sandboxIdleTTL(time.Hour) != time.Hour {
 		t.Error("a positive cap or TTL is not passed as is")
 	}
 }
@@ -110,6 +113,7 @@ func TestRun_RefusesBadValuesOfTheNewFlags(t *testing.T) {
 		{"store with a password and no scheme", []string{"--store", "user:hunter2@db"}, []string{"invalid --store: want memory, or a URL"}},
 		{"idle ttl without unit", []string{"--merchant-idle-ttl", "24"}, []string{`invalid --merchant-idle-ttl: "24"`}},
 		{"max merchants not a number", []string{"--max-merchants", "10k"}, []string{`invalid --max-merchants: "10k"`}},
+		{"max payments negative", []string{"--max-payments", "-1"}, []string{`invalid --max-payments: "-1"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

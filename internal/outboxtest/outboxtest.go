@@ -592,7 +592,7 @@ func payment(m, id string) paymock.Payment {
 
 func updateWithEventStoresBoth(t *testing.T, b paymock.Backend) {
 	ctx := context.Background()
-	if err := b.Payments.Insert(ctx, payment("acme", "pay_1")); err != nil {
+	if err := b.Payments.Insert(ctx, payment("acme", "pay_1"), -1); err != nil {
 		t.Fatal(err)
 	}
 	p, out, ids, err := b.Events.UpdateWithEvent(ctx, "acme", "pay_1",
@@ -624,7 +624,7 @@ func updateWithEventStoresBoth(t *testing.T, b paymock.Backend) {
 
 func updateWithEventAtomic(t *testing.T, b paymock.Backend) {
 	ctx := context.Background()
-	if err := b.Payments.Insert(ctx, payment("acme", "pay_1")); err != nil {
+	if err := b.Payments.Insert(ctx, payment("acme", "pay_1"), -1); err != nil {
 		t.Fatal(err)
 	}
 	add(t, b.Outbox, Event("acme", 1, "pay_0"))
