@@ -6,6 +6,7 @@ package contract
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -162,7 +163,7 @@ func schemaViolation(se *openapi3.SchemaError, base string) paymock.Violation {
 	case "oneOf":
 		v.Message = name + " must be " + oneOfTypes(s)
 	case "format":
-		v.Message = name + " " + formatReason(s.Format)
+		v.Message = name + " " + formatReason(s)
 	case "maxItems":
 		v.Message = fmt.Sprintf("%s must have at most %d items", name, *s.MaxItems)
 	default:
@@ -172,8 +173,8 @@ func schemaViolation(se *openapi3.SchemaError, base string) paymock.Violation {
 	return v
 }
 
-func formatReason(format string) string {
-	switch format {
+func formatReason(s *openapi3.Schema) string {
+	switch s.Format {
 	case "email":
 		return errNotEmail.Error()
 	case "uri":
@@ -183,11 +184,24 @@ func formatReason(format string) string {
 	case "date-time":
 		return "must be a date-time"
 	case "int32":
-		return "must be an integer from -2147483648 to 2147483647"
+		return integerReason(s, math.MinInt32, math.MaxInt32)
 	case "int64":
-		return "must be an integer from -9223372036854775808 to 9223372036854775807"
+		return integerReason(s, math.MinInt64, math.MaxInt64)
 	}
-	return "must be in the " + format + " format"
+	return "must be in the " + s.Format + " format"
+}
+
+// integerReason words an integer format's range, narrowed to the schema's
+// own inclusive bounds: a value past both is told the range it may take
+// (0 to 31536000), not the format's (-2147483648 to 2147483647).
+func integerReason(s *openapi3.Schema, lo, hi int64) string {
+	if s.Min != nil && !s.ExclusiveMin.IsTrue() && *s.Min > float64(lo) {
+		lo = int64(math.Ceil(*s.Min))
+	}
+	if s.Max != nil && !s.ExclusiveMax.IsTrue() && *s.Max < float64(hi) {
+		hi = int64(math.Floor(*s.Max))
+	}
+	return "must be an integer from " + strconv.FormatInt(lo, 10) + " to " + strconv.FormatInt(hi, 10)
 }
 
 func article(types []string) string {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,8 +16,18 @@ import (
 )
 
 // refusal validates a create body against the service contract and
-// returns what it is refused for, by param.
+// returns what it is refused for, by param (the last violation of each).
 func refusal(t *testing.T, edit func(map[string]any)) map[string]paymock.Violation {
+	t.Helper()
+	out := map[string]paymock.Violation{}
+	for _, v := range refusals(t, edit) {
+		out[v.Param] = v
+	}
+	return out
+}
+
+// refusals is every violation of the edited create body, in order.
+func refusals(t *testing.T, edit func(map[string]any)) []paymock.Violation {
 	t.Helper()
 	docs, err := contract.Embedded()
 	if err != nil {
@@ -37,18 +48,41 @@ func refusal(t *testing.T, edit func(map[string]any)) map[string]paymock.Violati
 		t.Fatal(err)
 	}
 	err = docs.Service.ValidateRequest(context.Background(), r, rt, raw, true)
-	out := map[string]paymock.Violation{}
 	if err == nil {
-		return out
+		return nil
 	}
 	de, ok := paymock.AsError(err)
 	if !ok {
 		t.Fatalf("not a domain error: %v", err)
 	}
-	for _, v := range de.Violations {
-		out[v.Param] = v
+	return de.Violations
+}
+
+// A value past both the integer's format and the field's own bounds is
+// told the range the field takes, not the format's.
+func TestViolations_AnIntegerPastItsFormatIsToldTheFieldsRange(t *testing.T) {
+	tests := []struct {
+		name  string
+		value any
+		want  []string
+	}{
+		{"past int32", 99999999999, []string{"expires_in must be an integer from 1 to 2592000", "expires_in must be at most 2592000"}},
+		{"below int32", -99999999999, []string{"expires_in must be an integer from 1 to 2592000", "expires_in must be at least 1"}},
+		{"inside int32, past the maximum", 2592001, []string{"expires_in must be at most 2592000"}},
 	}
-	return out
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, v := range refusals(t, func(b map[string]any) { b["expires_in"] = tc.value }) {
+				if v.Param == "expires_in" {
+					got = append(got, v.Message)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("messages %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
 
 func TestViolations_ReadInTheUsersWords(t *testing.T) {
