@@ -78,3 +78,35 @@ func FuzzValidateMetadata_ShortNeedsNoCheck(f *testing.F) {
 		}
 	})
 }
+
+// sameExactAmount compares ParseAmount with big.Rat's reading of any
+// number ParseAmount's first checks let through to exact arithmetic.
+func sameExactAmount(t *testing.T, s string) {
+	t.Helper()
+	lead, ok := scanNumber(s)
+	if !ok || lead == zeroNumber || s[0] == '-' || lead > 10 || lead < -2 {
+		return
+	}
+	got, gotErr := exactAmount(s, lead)
+	want, wantErr := ratAmount(s)
+	if got != want || gotErr != wantErr {
+		t.Fatalf("exactAmount(%q) = %d, %v; big.Rat: %d, %v", s, got, gotErr, want, wantErr)
+	}
+}
+
+func TestExactAmount_ReadsWhatBigRatReads(t *testing.T) {
+	for _, s := range []string{"10.5", "1e2", "1000e-2", "1.005e2", "0.0001e2", "999999999.99", "999999999.991",
+		"999999999.990000", "9.9999999999e8", "0.015", "0.005", "0.01", "1.2345678901e3", "123456789012e-2",
+		"1234567890123e-3", "100000000000000000000e-20", "0.00000000000000000001e20", "5e-3", "1.10E+1"} {
+		sameExactAmount(t, s)
+	}
+}
+
+// FuzzExactAmount_ReadsWhatBigRatReads compares the digit reading of
+// an amount with exact rational arithmetic.
+func FuzzExactAmount_ReadsWhatBigRatReads(f *testing.F) {
+	for _, s := range []string{"10.50", "1.005e2", "999999999.991", "100e-4", "0.00012e3"} {
+		f.Add(s)
+	}
+	f.Fuzz(sameExactAmount)
+}

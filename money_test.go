@@ -106,6 +106,12 @@ func TestParseAmount_LongInputsStayExact(t *testing.T) {
 		{"0." + strings.Repeat("0", 5000) + "1e4999", 1, nil},
 		{"1" + strings.Repeat("0", 5000) + "e-5000", 100, nil},
 		{"1" + strings.Repeat("0", 5000), 0, ErrAmountTooLarge},
+		// 900,000 digits, as a tenant sent: read in one pass, not by
+		// rational arithmetic whose cost grew with their square.
+		{"1." + strings.Repeat("0", 900_000), 100, nil},
+		{"1." + strings.Repeat("0", 900_000) + "1", 0, ErrAmountPrecision},
+		{"999999999.99" + strings.Repeat("0", 900_000) + "1", 0, ErrAmountTooLarge},
+		{"1" + strings.Repeat("0", 900_000) + "e-900000", 100, nil},
 	}
 	for _, tc := range tests {
 		got, err := ParseAmount(tc.in)

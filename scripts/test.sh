@@ -108,6 +108,7 @@ fuzz . FuzzDrawChaCha_DrawsWhatDrawIDDraws
 fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
 fuzz ./memory FuzzPlainAtSeconds_ReadsWhatTimeParseReads
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
+fuzz . FuzzExactAmount_ReadsWhatBigRatReads
 fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
 fuzz . FuzzValidRedirectURL_FastFormAgreesWithURLParse
 fuzz . FuzzCompact_WritesWhatJSONCompactWrites
