@@ -173,13 +173,15 @@ exec %q -C %q "${args[@]}"
 }
 
 // env is a session's environment: the test's, without any PAYMOCK_
-// setting of its own, with the session's ports and the go shim first on
-// PATH.
+// setting of its own nor a GOGC or GOMEMLIMIT (which turn the binary's
+// collector floor off, and the docs show its defaults), with the
+// session's ports and the go shim first on PATH.
 func (h *harness) env(p ports) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "PAYMOCK_") || strings.HasPrefix(kv, "PATH=") ||
-			strings.HasPrefix(kv, "ADDR=") || strings.HasPrefix(kv, "PORT=") {
+			strings.HasPrefix(kv, "ADDR=") || strings.HasPrefix(kv, "PORT=") ||
+			strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=") {
 			continue
 		}
 		env = append(env, kv)

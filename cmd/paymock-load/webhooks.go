@@ -241,7 +241,8 @@ func runHooks(ctx context.Context, args []string, out io.Writer) error {
 	gcs := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(gcs)
 	gc0, heap0 := gcs[0].Value.Uint64(), gcs[1].Value.Uint64()
-	cpu0, sw0 := processCPU(c.serverPID), processSwitches(c.serverPID)
+	cpu0, sw0, flt0 := processCPU(c.serverPID), processSwitches(c.serverPID), processFaults(c.serverPID)
+	srv0, srvOK0 := serverGC(ctx, client, c.base)
 	own0, faults0 := selfUsage()
 	lats := make([]time.Duration, 0, c.deliveries)
 	answers := make([]time.Duration, 0, c.deliveries)
@@ -254,12 +255,14 @@ func runHooks(ctx context.Context, args []string, out io.Writer) error {
 		lats, answers = append(lats, lat), append(answers, answer)
 	}
 	elapsed := time.Since(start)
-	cpu1, sw1 := processCPU(c.serverPID), processSwitches(c.serverPID)
+	cpu1, sw1, flt1 := processCPU(c.serverPID), processSwitches(c.serverPID), processFaults(c.serverPID)
+	srv1, srvOK1 := serverGC(ctx, client, c.base)
 	own1, faults1 := selfUsage()
 	metrics.Read(gcs)
 	return reportHooks(out, hooksReport{lats: lats, answers: answers, elapsed: elapsed,
 		serverCPU: cpu1 - cpu0, ownCPU: own1 - own0, serverPID: c.serverPID, switches: sw1 - sw0, gcs: gcs[0].Value.Uint64() - gc0,
-		allocated: gcs[1].Value.Uint64() - heap0, faults: faults1 - faults0})
+		allocated: gcs[1].Value.Uint64() - heap0, faults: faults1 - faults0, serverFaults: flt1 - flt0,
+		serverGC: serverGCRun{cycles: srv1.cycles - srv0.cycles, allocated: srv1.allocated - srv0.allocated}, serverGCKnown: srvOK0 && srvOK1})
 }
 
 type hooksReport struct {
@@ -271,6 +274,9 @@ type hooksReport struct {
 	gcs               uint64 // this process's collections during the timed run
 	allocated         uint64 // bytes this process allocated during it
 	faults            int64  // and its page faults
+	serverFaults      int64  // the server's page faults
+	serverGC          serverGCRun
+	serverGCKnown     bool // the server's /metrics answered before and after
 }
 
 func reportHooks(out io.Writer, r hooksReport) error {
@@ -292,7 +298,14 @@ func reportHooks(out io.Writer, r hooksReport) error {
 	if r.serverPID > 0 {
 		// Each is a thread put to sleep or woken, which on a virtual
 		// machine costs more than most of a round's own work.
-		fmt.Fprintf(out, "paymock's threads: %.1f context switches a delivery\n", float64(r.switches)/float64(n))
+		fmt.Fprintf(out, "paymock's threads: %.1f context switches a delivery; paymock's page faults: %.1f a delivery\n",
+			float64(r.switches)/float64(n), float64(r.serverFaults)/float64(n))
+	}
+	if r.serverGCKnown {
+		// Its collections are the tail's first suspect: a delivery
+		// beside one waits for the marking's share of the cores.
+		fmt.Fprintf(out, "paymock's collections during the run: %d; paymock allocated %d B a delivery\n",
+			r.serverGC.cycles, r.serverGC.allocated/uint64(n))
 	}
 	return nil
 }
@@ -319,19 +332,7 @@ func prefault(n int) {
 // processCPU is a process's user and system time so far, from
 // /proc/<pid>/stat; 0 without a pid or on a system without /proc.
 func processCPU(pid int) time.Duration {
-	if pid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The command name, field 2, may hold spaces: count from its ")".
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
+	f := procStat(pid)
 	if len(f) < 13 {
 		return 0
 	}
@@ -339,6 +340,25 @@ func processCPU(pid int) time.Duration {
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	const ticks = 100 // USER_HZ on Linux
 	return time.Duration(utime+stime) * time.Second / ticks
+}
+
+// procStat is the fields of /proc/<pid>/stat after the command name,
+// from the state (field 3) on; nil without a pid or on a system without
+// /proc.
+func procStat(pid int) []string {
+	if pid <= 0 {
+		return nil
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	// The command name, field 2, may hold spaces: count from its ")".
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
 }
 
 // processSwitches is the context switches, voluntary or not, of a
@@ -368,6 +388,59 @@ func processSwitches(pid int) int64 {
 		}
 	}
 	return n
+}
+
+// processFaults is a process's minor page faults so far (a page mapped
+// in, no disk read), from /proc/<pid>/stat; 0 without a pid or on a
+// system without /proc. On a virtual machine each costs tens of
+// microseconds, so a heap that grows into fresh pages is slower than one
+// that reuses its own.
+func processFaults(pid int) int64 {
+	f := procStat(pid)
+	if len(f) < 8 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[7], 10, 64)
+	return n
+}
+
+// serverGCRun is what paymock's /metrics says of its collector.
+type serverGCRun struct {
+	cycles    uint64 // collections completed
+	allocated uint64 // bytes allocated on the heap
+}
+
+// serverGC reads paymock's collections and bytes allocated so far from
+// its /metrics; false when it does not serve them (--metrics=false).
+func serverGC(ctx context.Context, client *http.Client, base string) (serverGCRun, bool) {
+	_, b, status, err := do(ctx, client, base, "", "GET", "/metrics", "")
+	if err != nil || status != http.StatusOK {
+		return serverGCRun{}, false
+	}
+	var r serverGCRun
+	var found int
+	for line := range strings.Lines(string(b)) {
+		name, v, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		var dst *uint64
+		switch name {
+		case "go_gc_duration_seconds_count":
+			dst = &r.cycles
+		case "go_memstats_alloc_bytes_total":
+			dst = &r.allocated
+		default:
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return serverGCRun{}, false
+		}
+		*dst = uint64(f)
+		found++
+	}
+	return r, found == 2
 }
 
 // selfUsage is this process's user and system time so far, and its

@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,26 +39,44 @@ func TestParseHooks_RefusesWhatCannotBeMeasured(t *testing.T) {
 }
 
 // TestRunHooks_TimesVerifiedDeliveriesOfARealServer completes payments
-// of a real paymock one at a time and checks every one was timed.
+// of a real paymock one at a time and checks every one was timed, and
+// that the server's collections and bytes are reported when its
+// /metrics serves them.
 func TestRunHooks_TimesVerifiedDeliveriesOfARealServer(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Start()
-	defer sb.Close(context.Background())
-	ts := httptest.NewServer(sb.Handler())
-	defer ts.Close()
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := run(ctx, []string{"webhooks", "--url", ts.URL, "--deliveries", "30", "--warmup", "3"}, &out); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	for _, want := range []string{"30 deliveries", " p99 ", "collections during the run: 0"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, out.String())
-		}
+	for _, tc := range []struct {
+		name    string
+		metrics bool
+	}{
+		{"metrics served", true},
+		{"no metrics", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sb, err := sandbox.New(sandbox.Config{Metrics: tc.metrics})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb.Start()
+			defer sb.Close(context.Background())
+			ts := httptest.NewServer(sb.Handler())
+			defer ts.Close()
+			var out bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := run(ctx, []string{"webhooks", "--url", ts.URL, "--deliveries", "30", "--warmup", "3"}, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			for _, want := range []string{"30 deliveries", " p99 ", "collections during the run: 0"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, out.String())
+				}
+			}
+			// The server here is this process: it allocates for every
+			// delivery, so a reading of its metrics cannot be 0 B.
+			got := regexp.MustCompile(`paymock's collections during the run: \d+; paymock allocated ([1-9]\d*) B a delivery`).MatchString(out.String())
+			if got != tc.metrics {
+				t.Errorf("server's collections reported: %v, want %v:\n%s", got, tc.metrics, out.String())
+			}
+		})
 	}
 }
 
@@ -137,6 +157,29 @@ func TestProcessSwitches_CountsAProcessThreadsSleeping(t *testing.T) {
 	}
 }
 
+// TestProcessFaults_CountsFreshPagesTouched reads this process's page
+// faults around touching memory mapped fresh from the kernel (not the
+// heap's, which may reuse pages already touched): each page is a fault.
+func TestProcessFaults_CountsFreshPagesTouched(t *testing.T) {
+	const pages = 256
+	b, err := syscall.Mmap(-1, 0, pages*4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Skipf("no anonymous mapping here: %v", err)
+	}
+	defer syscall.Munmap(b)
+	before := processFaults(os.Getpid())
+	for i := 0; i < len(b); i += 4096 {
+		b[i] = 1
+	}
+	after := processFaults(os.Getpid())
+	if before <= 0 || after-before < pages/2 {
+		t.Errorf("faults %d then %d after touching %d fresh pages", before, after, pages)
+	}
+	if n := processFaults(0); n != 0 {
+		t.Errorf("no pid: %d faults", n)
+	}
+}
+
 // TestReportHooks_GivesTheServersSwitchesWithItsPID reports the server's
 // context switches per delivery when its pid was given, and not without.
 func TestReportHooks_GivesTheServersSwitchesWithItsPID(t *testing.T) {
@@ -145,14 +188,14 @@ func TestReportHooks_GivesTheServersSwitchesWithItsPID(t *testing.T) {
 		pid  int
 		want string // "" for no line at all
 	}{
-		{"with --server-pid", 42, "paymock's threads: 6.5 context switches a delivery\n"},
+		{"with --server-pid", 42, "paymock's threads: 6.5 context switches a delivery; paymock's page faults: 3.5 a delivery\n"},
 		{"without", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			lats := []time.Duration{time.Millisecond, 2 * time.Millisecond}
 			err := reportHooks(&out, hooksReport{lats: lats, answers: slices.Clone(lats), elapsed: time.Second,
-				serverPID: tc.pid, switches: 13})
+				serverPID: tc.pid, switches: 13, serverFaults: 7})
 			if err != nil {
 				t.Fatal(err)
 			}

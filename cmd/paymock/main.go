@@ -22,9 +22,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/paymock/paymock/internal/gcfloor"
 )
 
 func main() {
+	startGCFloor(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// After the first signal, a second one kills at once.
@@ -34,6 +37,27 @@ func main() {
 	err := runWith(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, hooks{environ: os.Environ})
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
+}
+
+// gcFloor is the heap growth the binary allows between collections
+// while its live heap is small (internal/gcfloor). At GOGC=100 a server
+// holding a few MiB collects every few MiB allocated, 7 times in the
+// 2,000 deliveries of scripts/bench.sh, and a delivery beside a
+// collection waits for the marking's share of the two cores; 16 MiB is
+// 2 collections there for 8 MiB more at the peak. A larger floor is
+// fewer still, but the heap then grows into fresh pages, each a page
+// fault that costs more on a virtual machine than the collection saved
+// (docs/performance.md, "A floor under the collector").
+const gcFloor = 16 << 20
+
+// startGCFloor puts gcFloor under the collector unless the user tuned
+// it: GOGC or GOMEMLIMIT set is theirs to keep (GOGC=100 is Go's
+// default without the floor).
+func startGCFloor(getenv func(string) string) (stop func()) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	return gcfloor.Start(gcFloor).Stop
 }
 
 // exitCode reports err on stderr and returns the process exit code: 0 on
