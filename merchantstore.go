@@ -61,9 +61,9 @@ type StoredEndpoint struct {
 	Created  time.Time
 }
 
-// ErrLimitReached is wrapped by MerchantStore.AddKey and AddEndpoint, and
-// by Store.Insert, when the merchant already holds as many as it may;
-// nothing is stored.
+// ErrLimitReached is wrapped by MerchantStore.AddKey and AddEndpoint, by
+// Store.Insert, and by Outbox.AddRound, when the merchant already holds as
+// many as it may; nothing is stored.
 var ErrLimitReached = errors.New("limit reached")
 
 // ErrDuplicate is wrapped by MerchantStore.AddKey and AddEndpoint when the

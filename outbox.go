@@ -25,8 +25,13 @@ type Outbox interface {
 	AddEvent(ctx context.Context, o Outgoing) ([]int64, error)
 	// AddRound stores another round of an event's deliveries (their Round
 	// is the event's next) and returns their ids; an unknown event is an
-	// error wrapping ErrNotFound.
-	AddRound(ctx context.Context, merchantID, eventID string, dels []Delivery) ([]int64, error)
+	// error wrapping ErrNotFound. When limit > 0 and the merchant already
+	// has limit deliveries pending or more (of any event and round), it
+	// stores nothing and wraps ErrLimitReached (a shared database may let
+	// concurrent rounds of different events pass it by a few: see the
+	// implementation). A round let in below the limit is stored whole, so
+	// it may take the merchant past it by its own size.
+	AddRound(ctx context.Context, merchantID, eventID string, dels []Delivery, limit int) ([]int64, error)
 	// Round lists the deliveries of one round of an event, in endpoint
 	// order; an unknown event is an error wrapping ErrNotFound.
 	Round(ctx context.Context, merchantID, eventID string, round int) ([]Delivery, error)

@@ -164,13 +164,17 @@ func (o *Outbox) addRoundLocked(b *outboxBook, e *outEvent, dels []paymock.Deliv
 	return ids
 }
 
-// AddRound implements paymock.Outbox.
-func (o *Outbox) AddRound(_ context.Context, merchantID, eventID string, dels []paymock.Delivery) ([]int64, error) {
+// AddRound implements paymock.Outbox. The limit is exact: the merchant's
+// pending heap is its count, read and grown under the one lock.
+func (o *Outbox) AddRound(_ context.Context, merchantID, eventID string, dels []paymock.Delivery, limit int) ([]int64, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	b, e := o.eventLocked(merchantID, eventID)
 	if e == nil {
 		return nil, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
+	}
+	if limit > 0 && len(b.pending) >= limit {
+		return nil, fmt.Errorf("event %s: %d deliveries pending: %w", eventID, len(b.pending), paymock.ErrLimitReached)
 	}
 	return o.addRoundLocked(b, e, dels), nil
 }

@@ -77,7 +77,10 @@ func (s *Server) listEvents(c *echo.Context) error {
 	return listJSON(c, items, pr, total)
 }
 
-// redeliver handles POST /_sandbox/events/{id}/redeliver.
+// redeliver handles POST /_sandbox/events/{id}/redeliver. While the
+// merchant has as many deliveries pending as a redelivery is allowed on,
+// the dispatcher refuses with the 400 delivery_limit to show (a
+// *paymock.Error, which the dashboard shows too), answered as it is.
 func (s *Server) redeliver(c *echo.Context) error {
 	id := pathParam(c, "id")
 	rec, err := s.lifecycle.Redeliver(c.Request().Context(), merchantOf(c), id)

@@ -108,8 +108,25 @@ func faultJSON(f *paymock.WebhookFault) (any, error) {
 	return string(b), nil
 }
 
-// AddRound implements paymock.Outbox.
-func (s *Store) AddRound(ctx context.Context, merchantID, eventID string, dels []paymock.Delivery) ([]int64, error) {
+// nextRound reads, in a transaction holding the event's lock, the
+// event's next round number and the merchant's pending deliveries counted
+// up to $3: the count stops there, so a merchant far past the limit costs
+// no more to refuse than one at it. A partial index of the pending
+// deliveries led by the merchant serves it (webhook_deliveries_chain or
+// _merchant_due: TestAddRound_PendingCountReadsAtMostTheLimit). A $3 of 0
+// counts nothing.
+const nextRound = `SELECT
+	(SELECT coalesce(max(round), 0) + 1 FROM webhook_deliveries WHERE merchant_id = $1 AND event_id = $2),
+	(SELECT count(*) FROM (SELECT FROM webhook_deliveries WHERE merchant_id = $1 AND state = 'pending' LIMIT $3) p)`
+
+// AddRound implements paymock.Outbox. The limit is checked after the
+// event's lock, so rounds of one event see each other; rounds of
+// different events of the merchant running at the same moment count from
+// their own snapshots, so they may pass the limit by at most their number
+// less one (each by its round's size). An exact cap would need every
+// redelivery of the merchant to queue on one lock, for a refusal that
+// only bounds growth.
+func (s *Store) AddRound(ctx context.Context, merchantID, eventID string, dels []paymock.Delivery, limit int) ([]int64, error) {
 	if !storable(eventID) {
 		return nil, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
 	}
@@ -126,15 +143,17 @@ func (s *Store) AddRound(ctx context.Context, merchantID, eventID string, dels [
 		if err != nil {
 			return err
 		}
-		var round int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(round), 0) + 1 FROM webhook_deliveries
-			WHERE merchant_id = $1 AND event_id = $2`, merchantID, eventID).Scan(&round); err != nil {
+		var round, pending int
+		if err := tx.QueryRow(ctx, nextRound, merchantID, eventID, max(limit, 0)).Scan(&round, &pending); err != nil {
 			return err
+		}
+		if limit > 0 && pending >= limit {
+			return fmt.Errorf("event %s: %d deliveries pending: %w", eventID, pending, paymock.ErrLimitReached)
 		}
 		ids, err = insertDeliveries(ctx, tx, merchantID, eventID, round, dels)
 		return err
 	})
-	if errors.Is(err, paymock.ErrNotFound) {
+	if errors.Is(err, paymock.ErrNotFound) || errors.Is(err, paymock.ErrLimitReached) {
 		return nil, err
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -104,4 +105,67 @@ func explain(t *testing.T, conn *pgx.Conn, q string) string {
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestAddRound_PendingCountReadsAtMostTheLimit: the count of a merchant's
+// pending deliveries that AddRound's limit reads (nextRound) stops at the
+// limit and goes through an index of pending deliveries led by the
+// merchant, in the plan a connection keeps: a merchant with twice the
+// limit pending, beside finished deliveries and other merchants', costs a
+// refusal no more than the limit's rows.
+func TestAddRound_PendingCountReadsAtMostTheLimit(t *testing.T) {
+	const limit, pending = 1_000, 20_000
+	ctx := t.Context()
+	s, _ := openStore(t)
+	for _, q := range []string{
+		`INSERT INTO webhook_events (merchant_id, id, type, created_at, body)
+			SELECT m, 'evt_1', 'payment.completed', now(), '{}' FROM (SELECT 'acme' UNION ALL SELECT 'm' || g FROM generate_series(0, 999) g) ms(m)`,
+		// acme: its pending deliveries, and as many finished.
+		fmt.Sprintf(`INSERT INTO webhook_deliveries (merchant_id, event_id, round, position, url, state, next_at)
+			SELECT 'acme', 'evt_1', g, 0, 'http://a.test/', 'pending', now() FROM generate_series(1, %d) g`, pending),
+		fmt.Sprintf(`INSERT INTO webhook_deliveries (merchant_id, event_id, round, position, url, state)
+			SELECT 'acme', 'evt_1', g, 1, 'http://a.test/', 'delivered' FROM generate_series(1, %d) g`, pending),
+		`INSERT INTO webhook_deliveries (merchant_id, event_id, round, position, url, state, next_at)
+			SELECT 'm' || (g % 1000), 'evt_1', g, 0, 'http://m.test/', 'pending', now() FROM generate_series(1, 20000) g`,
+		`ANALYZE webhook_events, webhook_deliveries`,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `PREPARE next_round AS `+nextRound); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `DEALLOCATE next_round`) //nolint:errcheck // the connection goes back to the pool
+	// Past five calls PostgreSQL may keep a plan for any values.
+	for i := range 6 {
+		m := "acme"
+		if i%2 == 1 {
+			m = "m1"
+		}
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`EXECUTE next_round('%s', 'evt_1', %d)`, m, limit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ran := explain(t, conn.Conn(), fmt.Sprintf(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE next_round('acme', 'evt_1', %d)`, limit))
+	if strings.Contains(ran, "'acme'") {
+		t.Errorf("the plan holds the call's merchant: planned for this call, not kept:\n%s", ran)
+	}
+	for _, bad := range []string{"Seq Scan on webhook_deliveries", "Bitmap Heap Scan on webhook_deliveries"} {
+		if strings.Contains(ran, bad) {
+			t.Errorf("the plan has a %s:\n%s", bad, ran)
+		}
+	}
+	// Either partial index of the pending deliveries led by the merchant
+	// serves: both hold exactly the rows counted.
+	counted := regexp.MustCompile(`Limit \(actual rows=` + fmt.Sprint(limit) + ` loops=1\)\s+->  Index (Only )?Scan using ` +
+		`webhook_deliveries_(merchant_due|chain) on webhook_deliveries \S+ \(actual rows=` + fmt.Sprint(limit) + ` loops=1\)`)
+	if !counted.MatchString(ran) {
+		t.Errorf("the count of %d pending deliveries does not stop at %d read through a pending index:\n%s", pending, limit, ran)
+	}
 }

@@ -65,6 +65,7 @@ type envConfig struct {
 	journalSize    *int
 	maxMerchants   int
 	maxPayments    int
+	maxPending     int // Webhooks.MaxPendingForRedeliver
 	metrics        bool
 	backend        paymock.Backend // zero: testBackend's
 	outage         bool            // 503 store_unavailable answers are expected
@@ -102,6 +103,10 @@ func withMaxMerchants(n int) envOption { return func(c *envConfig) { c.maxMercha
 
 // withMaxPayments caps each merchant's payments (Config.MaxPayments).
 func withMaxPayments(n int) envOption { return func(c *envConfig) { c.maxPayments = n } }
+
+// withMaxPendingForRedeliver refuses a redelivery while a merchant has n
+// deliveries pending (WebhookConfig.MaxPendingForRedeliver).
+func withMaxPendingForRedeliver(n int) envOption { return func(c *envConfig) { c.maxPending = n } }
 
 // withMetrics serves /metrics.
 func withMetrics() envOption { return func(c *envConfig) { c.metrics = true } }
@@ -197,14 +202,15 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 		backend = testBackend(t)
 	}
 	sb, err := New(Config{
-		Backend:      backend,
-		Logger:       logger,
-		Merchants:    cfg.merchants,
-		Clock:        clockCfg,
-		Seed:         cfg.seed,
-		Variants:     cfg.variants,
-		Scenarios:    cfg.scenarios,
-		Webhooks:     WebhookConfig{URLs: cfg.endpoints, Secret: cfg.secret, Retry: cfg.retry, Timeout: cfg.webhookTimeout, Egress: cfg.egress},
+		Backend:   backend,
+		Logger:    logger,
+		Merchants: cfg.merchants,
+		Clock:     clockCfg,
+		Seed:      cfg.seed,
+		Variants:  cfg.variants,
+		Scenarios: cfg.scenarios,
+		Webhooks: WebhookConfig{URLs: cfg.endpoints, Secret: cfg.secret, Retry: cfg.retry, Timeout: cfg.webhookTimeout, Egress: cfg.egress,
+			MaxPendingForRedeliver: cfg.maxPending},
 		PublicURL:    "http://" + srv.Listener.Addr().String(),
 		BodyLimit:    cfg.bodyLimit,
 		JournalSize:  journalSize,

@@ -105,6 +105,11 @@ type WebhookConfig struct {
 	// endpoint and at every connection; nil means egress.New's default
 	// (--webhook-deny).
 	Egress *egress.Policy
+	// MaxPendingForRedeliver refuses a redelivery (400 delivery_limit)
+	// while the merchant has this many deliveries pending; 0 means
+	// webhooks.DefaultMaxPendingForRedeliver. No flag sets it: tests
+	// reach the refusal with a small one.
+	MaxPendingForRedeliver int
 }
 
 // Sandbox is one whole sandbox, built and not yet started.
@@ -219,6 +224,7 @@ func New(cfg Config) (*Sandbox, error) {
 		IDs:       ids,
 		Client:    policy.Client(4),
 	}
+	hcfg.MaxPendingForRedeliver = cfg.Webhooks.MaxPendingForRedeliver
 	// Events and deliveries live in the backend's outbox: any sender (or
 	// replica) attempts what is due, and a restart loses nothing.
 	hcfg.Outbox = backend.Outbox

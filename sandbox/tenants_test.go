@@ -107,6 +107,13 @@ func (d *dashClient) get(path string) (int, string) {
 // where it redirects to.
 func (d *dashClient) post(path string, form url.Values) (int, string) {
 	d.t.Helper()
+	st, to, _ := d.postPage(path, form)
+	return st, to
+}
+
+// postPage is post that returns the page answered too: a refusal's.
+func (d *dashClient) postPage(path string, form url.Values) (status int, location, page string) {
+	d.t.Helper()
 	if form == nil {
 		form = url.Values{}
 	}
@@ -116,8 +123,11 @@ func (d *dashClient) post(path string, form url.Values) (int, string) {
 		d.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, resp.Header.Get("Location")
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header.Get("Location"), string(b)
 }
 
 // signIn signs in with key and reports whether the dashboard took it.

@@ -88,7 +88,10 @@ type endpointSlot struct {
 // same payment to the same endpoint. Faults are asked again for the new
 // deliveries. It returns the event's record once the round is stored. An
 // unknown event, or another merchant's, is an error wrapping
-// paymock.ErrNotFound.
+// paymock.ErrNotFound. While the merchant has Config.MaxPendingForRedeliver
+// deliveries pending or more, nothing is stored and the error is the
+// refusal to show (a *paymock.Error, code delivery_limit) wrapping
+// paymock.ErrLimitReached.
 func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) (paymock.EventRecord, error) {
 	if d.isClosed() {
 		return paymock.EventRecord{}, ErrClosed
@@ -117,7 +120,10 @@ func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) 
 	}
 	o := r.Outgoing(paymock.Event{ID: eventID, Type: rec.Type, MerchantID: merchantID,
 		Payment: paymock.Payment{ID: rec.PaymentID}, Body: rec.Payload})
-	ids, err := d.box.AddRound(ctx, merchantID, eventID, o.Deliveries)
+	ids, err := d.box.AddRound(ctx, merchantID, eventID, o.Deliveries, d.maxPending)
+	if errors.Is(err, paymock.ErrLimitReached) {
+		return paymock.EventRecord{}, fmt.Errorf("webhooks: redeliver %s: %w: %w", eventID, d.pendingLimit(), err)
+	}
 	if err != nil {
 		return paymock.EventRecord{}, err
 	}
@@ -128,4 +134,15 @@ func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) 
 		err = fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
 	}
 	return rec, err
+}
+
+// pendingLimit is the refusal of a redelivery past MaxPendingForRedeliver,
+// shaped like the other caps (payment_limit, endpoint_limit) and held here,
+// beside the limit, so that the control API and the dashboard say the
+// same.
+func (d *Dispatcher) pendingLimit() *paymock.Error {
+	return &paymock.Error{Type: paymock.InvalidRequest, Code: "delivery_limit",
+		Message: fmt.Sprintf("redelivery stops at %d webhook deliveries pending per merchant, and this merchant has that many; "+
+			"wait for them to be delivered or to fail (on a frozen clock, advance it), "+
+			"or POST /_sandbox/reset (it forgets this merchant's payments, events, schedule and clock)", d.maxPending)}
 }

@@ -195,6 +195,10 @@ type Config struct {
 	// Past it the oldest events whose deliveries are all finished are
 	// forgotten; an event with a delivery still pending is always kept.
 	MaxEvents int
+	// MaxPendingForRedeliver refuses a redelivery while the merchant has
+	// this many deliveries pending or more; default
+	// DefaultMaxPendingForRedeliver.
+	MaxPendingForRedeliver int
 	// Client's Transport posts the deliveries (http.DefaultTransport when
 	// it has none). Only the Transport is used: a 3xx is a failed attempt
 	// whatever the client's CheckRedirect says, and Config.Timeout (not
@@ -263,6 +267,16 @@ var ErrClosed = errors.New("webhooks: dispatcher closed")
 // DefaultMaxEvents is how many events a merchant's journal keeps at least.
 const DefaultMaxEvents = 10000
 
+// DefaultMaxPendingForRedeliver is how many deliveries a merchant may have
+// pending before Redeliver refuses to add a round: each call adds one per
+// endpoint, so a merchant looping on it would otherwise grow the outbox
+// (process memory, or the database every merchant shares) without bound.
+// Publishing is not refused: a merchant's payment events are bounded
+// already, through its payments (paymock.DefaultMaxPayments) and their few
+// transitions. 10,000 pending is far past what an honest test leaves
+// waiting, and few enough that the cap costs a bounded read.
+const DefaultMaxPendingForRedeliver = 10_000
+
 // Dispatcher signs, sends and retries the deliveries of an Outbox and
 // reads its journal. All methods are safe for concurrent use.
 //
@@ -278,6 +292,8 @@ type Dispatcher struct {
 	timeout   time.Duration
 	lease     time.Duration
 	maxEvents int // per merchant journal
+	// maxPending is Config.MaxPendingForRedeliver.
+	maxPending int
 	// transport is Config.Client's: an attempt is one request and
 	// follows no redirect, so it goes to the transport directly, without
 	// the client's redirect bookkeeping and copy of the headers.
@@ -319,8 +335,8 @@ type Dispatcher struct {
 
 // New checks cfg and returns a Dispatcher. Default endpoints must have an
 // absolute http(s) URL and a "whsec_" + base64 secret; Retry delays must
-// be positive; Timeout, Senders, MerchantSenders and MaxEvents must not
-// be negative (zero means the default).
+// be positive; Timeout, Senders, MerchantSenders, MaxEvents and
+// MaxPendingForRedeliver must not be negative (zero means the default).
 func New(cfg Config) (*Dispatcher, error) {
 	d := &Dispatcher{
 		box:         cfg.Outbox,
@@ -329,6 +345,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		clock:       cfg.Clock,
 		timeout:     cfg.Timeout,
 		maxEvents:   cfg.MaxEvents,
+		maxPending:  cfg.MaxPendingForRedeliver,
 		now:         cfg.Now,
 		endpoints:   cfg.Endpoints,
 		faults:      cfg.Faults,
@@ -366,6 +383,8 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, errors.New("webhooks: Senders and MerchantSenders must not be negative")
 	case cfg.MaxEvents < 0:
 		return nil, errors.New("webhooks: MaxEvents must not be negative")
+	case cfg.MaxPendingForRedeliver < 0:
+		return nil, errors.New("webhooks: MaxPendingForRedeliver must not be negative")
 	}
 	d.defaultsFill(cfg.Client)
 	return d, nil
@@ -375,6 +394,9 @@ func New(cfg Config) (*Dispatcher, error) {
 func (d *Dispatcher) defaultsFill(client *http.Client) {
 	if d.maxEvents == 0 {
 		d.maxEvents = DefaultMaxEvents
+	}
+	if d.maxPending == 0 {
+		d.maxPending = DefaultMaxPendingForRedeliver
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)

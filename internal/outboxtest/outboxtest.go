@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) paymock.Outbox) {
 		{"AReorderWindowSendsOneAtATimeNewestFirst", windowOneAtATime},
 		{"WindowTellsTheOpenWindowOfAnEndpoint", windowOpen},
 		{"AddRoundNumbersRoundsAndWaitsInLine", addRoundInLine},
+		{"AddRoundStopsAtThePendingLimit", addRoundStopsAtLimit},
 		{"UnknownEventsAreNotFound", unknownNotFound},
 		{"DueDeliveriesListsHeadsWithoutClaiming", dueDeliveries},
 		{"DueMerchantsNamesThoseWithSomethingDue", dueMerchants},
@@ -365,7 +366,7 @@ func addRoundInLine(t *testing.T, o paymock.Outbox) {
 	out := Event("acme", 1, "pay_1", "http://a.test/1", "http://a.test/2")
 	first := add(t, o, out)
 	round := []paymock.Delivery{out.Deliveries[0], out.Deliveries[1]}
-	again, err := o.AddRound(ctx, "acme", out.Event.ID, round)
+	again, err := o.AddRound(ctx, "acme", out.Event.ID, round, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +390,7 @@ func addRoundInLine(t *testing.T, o paymock.Outbox) {
 func unknownNotFound(t *testing.T, o paymock.Outbox) {
 	ctx := context.Background()
 	add(t, o, Event("acme", 1, "pay_1"))
-	if _, err := o.AddRound(ctx, "globex", "evt_acme_001", nil); !errors.Is(err, paymock.ErrNotFound) {
+	if _, err := o.AddRound(ctx, "globex", "evt_acme_001", nil, 0); !errors.Is(err, paymock.ErrNotFound) {
 		t.Errorf("AddRound of another merchant's event: %v, want ErrNotFound", err)
 	}
 	if _, err := o.Round(ctx, "acme", "evt_nope", 1); !errors.Is(err, paymock.ErrNotFound) {
@@ -525,7 +526,7 @@ func endpointDeliveries(t *testing.T, o paymock.Outbox) {
 		add(t, o, Event("acme", i, fmt.Sprintf("pay_%d", i), "http://a.test/1", "http://a.test/2"))
 	}
 	out := Event("acme", 0, "pay_0", "http://a.test/1", "http://a.test/2")
-	if _, err := o.AddRound(ctx, "acme", out.Event.ID, out.Deliveries); err != nil {
+	if _, err := o.AddRound(ctx, "acme", out.Event.ID, out.Deliveries, 0); err != nil {
 		t.Fatal(err)
 	}
 	recs, total, err := o.EndpointDeliveries(ctx, "acme", "we_1", 0, 3)
