@@ -150,6 +150,10 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := next(c); err != nil {
 			s.writeError(c, err) // only a step that is not a contract step gets here
 		}
+		// net/http reads the method of the request it shares with us when
+		// the answer is written: as a GET with no body sent, its
+		// Content-Length would be a lie, and the connection dropped.
+		r.Method = x.method
 		if x.reset {
 			resetConnection(w)
 			return nil
