@@ -227,3 +227,24 @@ func TestCreate_RefusesABodyOfTooManyValues(t *testing.T) {
 		t.Errorf("stored after the refusals: %d %v, want the one valid payment", st, list)
 	}
 }
+
+// TestCreate_DeepMetadataIsListedWithTheContractsViolations: a body the
+// contract refuses still goes through the create rules, so metadata
+// nested too deep is named beside the contract's own violations.
+func TestCreate_DeepMetadataIsListedWithTheContractsViolations(t *testing.T) {
+	env := newEnv(t)
+	body := validCreate()
+	delete(body, "description")
+	body["metadata"] = map[string]any{"order_id": "ord_1", "lines": json.RawMessage(`[[[[[["sku_1"]]]]]]`)}
+	st, out, _ := env.do("POST", "/api/v1/payments", keyA, body)
+	if st != 400 {
+		t.Fatalf("status %d, want 400: %v", st, out)
+	}
+	var params []string
+	for _, v := range errorOf(t, out)["errors"].([]any) {
+		params = append(params, fmt.Sprint(v.(map[string]any)["param"]))
+	}
+	if got := strings.Join(params, " "); got != "description metadata.lines" {
+		t.Errorf("violations name %q, want description and metadata.lines", got)
+	}
+}
