@@ -5,6 +5,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -142,22 +143,188 @@ func TestSession_EndsWhenItsKeyIsRevoked(t *testing.T) {
 	}
 }
 
-func TestSessions_PastTheLimitTheLeastRecentlyUsedEnds(t *testing.T) {
-	h := newHarness(t, func(c *dashboard.Config) { c.MaxSessions = 2 })
-	first, second, third := h.browser(), h.browser(), h.browser()
-	first.signIn(acmeKey)
-	h.sleep(time.Minute)
-	second.signIn(acmeKey)
-	h.sleep(time.Minute)
-	first.get("/dashboard/clock") // first is now the most recently used
-	h.sleep(time.Minute)
-	third.signIn(globexKey)
-	for name, tt := range map[string]struct {
-		b    *browser
-		want int
-	}{"first": {first, 200}, "second": {second, 303}, "third": {third, 200}} {
-		if got := tt.b.get("/dashboard/clock").status; got != tt.want {
-			t.Errorf("%s session: %d, want %d", name, got, tt.want)
+func TestSessions_PastTheLimitTheOneInUseForTheShortestTimeEnds(t *testing.T) {
+	const none = time.Duration(-1)
+	tests := []struct {
+		name string
+		// first signs in, second a minute later; then each is used again
+		// at these times from first's sign-in (none: never again), before
+		// third signs in.
+		firstUsedAt, secondUsedAt time.Duration
+		wantFirst, wantSecond     int
+	}{
+		// first was used less recently than second but for longer: a
+		// least-recently-used store would end first.
+		{"used for less time, though more recently", 2 * time.Minute, 150 * time.Second, 200, 303},
+		{"used for more time", 90 * time.Second, 4 * time.Minute, 303, 200},
+		{"equally briefly, the least recently used", none, none, 303, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(c *dashboard.Config) { c.MaxSessions = 2 })
+			start := h.now()
+			first, second, third := h.browser(), h.browser(), h.browser()
+			first.signIn(acmeKey)
+			h.sleep(time.Minute)
+			second.signIn(acmeKey)
+			// Uses in time order, so that the fake clock only moves forward.
+			uses := []struct {
+				b  *browser
+				at time.Duration
+			}{{first, tt.firstUsedAt}, {second, tt.secondUsedAt}}
+			if uses[1].at < uses[0].at {
+				uses[0], uses[1] = uses[1], uses[0]
+			}
+			for _, u := range uses {
+				if u.at == none {
+					continue
+				}
+				if u.at <= h.now().Sub(start) {
+					t.Fatalf("a use at %v is not after the sign-ins", u.at)
+				}
+				h.sleep(u.at - h.now().Sub(start))
+				if got := u.b.get("/dashboard/clock").status; got != http.StatusOK {
+					t.Fatalf("a session before the limit was reached: %d", got)
+				}
+			}
+			h.sleep(time.Minute)
+			third.signIn(globexKey)
+			for name, tt := range map[string]struct {
+				b    *browser
+				want int
+			}{"first": {first, tt.wantFirst}, "second": {second, tt.wantSecond}, "third": {third, 200}} {
+				if got := tt.b.get("/dashboard/clock").status; got != tt.want {
+					t.Errorf("%s session: %d, want %d", name, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// flooder is one client signing in with key after key, each of them a
+// merchant of its own (open mode), replaying the token of the one sign-in
+// page it asked for, as a script does.
+type flooder struct {
+	h        *harness
+	token    string
+	cookie   *http.Cookie
+	sessions []*browser
+}
+
+func newFlooder(h *harness) *flooder {
+	h.t.Helper()
+	b := h.browser()
+	p := b.get("/dashboard/sign-in")
+	u, err := url.Parse(h.srv.URL + "/dashboard/sign-in")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	f := &flooder{h: h, token: p.csrf()}
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "paymock_sign_in" {
+			f.cookie = &http.Cookie{Name: c.Name, Value: c.Value}
 		}
+	}
+	if f.token == "" || f.cookie == nil {
+		h.t.Fatalf("the sign-in page gave no token or cookie: %q", p.text())
+	}
+	return f
+}
+
+// signIn signs in with a new key; follow makes it GET the page the
+// sign-in redirects to, as a browser would, so its session is used once.
+func (f *flooder) signIn(follow bool) {
+	f.h.t.Helper()
+	b := f.h.browser()
+	u, err := url.Parse(f.h.srv.URL + "/dashboard/")
+	if err != nil {
+		f.h.t.Fatal(err)
+	}
+	b.c.Jar.SetCookies(u, []*http.Cookie{f.cookie})
+	key := fmt.Sprintf("sk_flood_%06d", len(f.sessions))
+	p := b.post("/dashboard/sign-in", url.Values{"csrf": {f.token}, "api_key": {key}})
+	if p.status != http.StatusSeeOther {
+		f.h.t.Fatalf("flood sign-in %s: %d, want 303; page says %q", key, p.status, p.text())
+	}
+	if follow {
+		if got := b.follow(p); got.status != http.StatusOK {
+			f.h.t.Fatalf("flood sign-in %s then its page: %d", key, got.status)
+		}
+	}
+	f.sessions = append(f.sessions, b)
+}
+
+// live counts the flood's sessions that still answer; it uses them.
+func (f *flooder) live() int {
+	n := 0
+	for _, b := range f.sessions {
+		if b.get("/dashboard/clock").status == http.StatusOK {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSessions_AFloodOfSignInsWithManyKeysDoesNotEndASessionInUse(t *testing.T) {
+	const limit = 5
+	tests := []struct {
+		name string
+		// the merchant signs in, then uses the dashboard after each pause,
+		// and then leaves it idle before the flood.
+		uses []time.Duration
+		idle time.Duration
+		// follow: each flood session GETs the page it is sent to.
+		follow bool
+		// hold > 0: the flood then waits this long, uses every session it
+		// still has and signs in once more.
+		hold       time.Duration
+		wantVictim int
+	}{
+		{"a flood that never uses its sessions", []time.Duration{time.Minute, time.Minute}, 10 * time.Minute, false, 0, 200},
+		{"a flood that follows each sign-in's redirect", []time.Duration{time.Minute, time.Minute}, 10 * time.Minute, true, 0, 200},
+		{"a flood that holds its sessions for less time than the merchant used its own", []time.Duration{time.Minute, time.Minute}, 10 * time.Minute, true, time.Minute, 200},
+		{"a merchant idle for hours after a minute of use", []time.Duration{time.Minute}, 7 * time.Hour, false, 0, 200},
+		// The bound: a flood that keeps more sessions than the limit for
+		// longer than the merchant's session was in use, and uses them
+		// again, ends it.
+		{"a flood holding its sessions longer than the merchant used its own", []time.Duration{time.Minute}, 0, true, 5 * time.Minute, 303},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(c *dashboard.Config) { c.MaxSessions = limit })
+			h.fake.open = true
+			victim := h.browser()
+			victim.signIn(globexKey)
+			for _, d := range tt.uses {
+				h.sleep(d)
+				if got := victim.get("/dashboard/payments").status; got != http.StatusOK {
+					t.Fatalf("the merchant's session before the flood: %d", got)
+				}
+			}
+			h.sleep(tt.idle)
+			f := newFlooder(h)
+			for range 3 * limit {
+				f.signIn(tt.follow)
+			}
+			if tt.hold > 0 {
+				h.sleep(tt.hold)
+				f.live()
+				f.signIn(tt.follow)
+			}
+			got := victim.get("/dashboard/payments")
+			if got.status != tt.wantVictim {
+				t.Errorf("the merchant's session after %d flood sign-ins: %d (to %q), want %d",
+					len(f.sessions), got.status, got.header.Get("Location"), tt.wantVictim)
+			}
+			// The store still holds no more than the limit, and is full:
+			// the flood's own sessions are what made room.
+			held := f.live()
+			if got.status == http.StatusOK {
+				held++
+			}
+			if held != limit {
+				t.Errorf("%d sessions answer after the flood, want the limit, %d", held, limit)
+			}
+		})
 	}
 }
