@@ -96,18 +96,24 @@ func (ss *sessions) leastRecent(of func(merchantID string) bool) ([32]byte, bool
 	return oldest, found
 }
 
-// briefest is the session in use for the shortest time, from its sign-in
-// to its latest request, and the least recently used among equals; the
-// caller holds mu. A flood's sessions are used once or never, so they go
-// before any session a merchant has been using for longer: sessions signed
-// in after one was, however many keys they use, cannot have been in use
-// longer than it while it is still being used.
-func (ss *sessions) briefest() ([32]byte, bool) {
+// briefest forgets the expired sessions and returns, of the others, the
+// one in use for the shortest time, from its sign-in to its latest
+// request, and the least recently used among equals; the caller holds mu.
+// A flood's sessions are used once or never, so they go before any session
+// a merchant has been using for longer: sessions signed in after one was,
+// however many keys they use, cannot have been in use longer than it while
+// it is still being used. One walk does both, since a full store walks on
+// every sign-in.
+func (ss *sessions) briefest(now time.Time) ([32]byte, bool) {
 	var victim [32]byte
 	var span time.Duration
 	var at time.Time
 	found := false
 	for h, s := range ss.byHash {
+		if ss.expired(s, now) {
+			ss.drop(h)
+			continue
+		}
 		d := s.seen.Sub(s.created)
 		if !found || d < span || d == span && s.seen.Before(at) {
 			victim, span, at, found = h, d, s.seen, true
@@ -142,16 +148,9 @@ func (ss *sessions) create(merchantID, key string, now time.Time) string {
 		}
 		ss.drop(h)
 	}
-	if len(ss.byHash) >= ss.limit {
-		for h, s := range ss.byHash {
-			if ss.expired(s, now) {
-				ss.drop(h)
-			}
-		}
-	}
 	for len(ss.byHash) >= ss.limit {
-		h, ok := ss.briefest()
-		if !ok {
+		h, ok := ss.briefest(now)
+		if len(ss.byHash) < ss.limit || !ok {
 			break
 		}
 		ss.drop(h)
