@@ -72,6 +72,13 @@ const (
 	MaxMetadataKeys     = 50
 	MaxMetadataKeyLen   = 40
 	MaxMetadataValueLen = 500
+	// MaxMetadataValueDepth bounds how deep a value nests: arrays and
+	// objects, the value itself counted (the metadata object is not), so
+	// [[[[[1]]]]] is the deepest value. Within 500 bytes a value could
+	// nest 249 deep, and every answer, event and dashboard page that
+	// carries it then cost hundreds of times a flat one (past 64 levels
+	// the contract's own check hands the answer to kin-openapi).
+	MaxMetadataValueDepth = 5
 )
 
 // ValidatedCreate is a create request that passed every rule, with its
@@ -385,10 +392,13 @@ func countryCode(s string) bool {
 // because JSON Schema 3.0 cannot bound the length of keys or of values of
 // any type.
 func validateMetadata(raw []byte) []Violation {
+	// One pass over the bytes clears every value's depth at once: the
+	// metadata object adds one level.
+	deep := jsonDepth(raw) > MaxMetadataValueDepth+1
 	// No key, value or count of keys of an object this short can break a
 	// bound (keys are longer escaped than decoded, and each takes at least
 	// four bytes).
-	if len(raw) <= min(MaxMetadataKeyLen, MaxMetadataValueLen, 4*MaxMetadataKeys) {
+	if !deep && len(raw) <= min(MaxMetadataKeyLen, MaxMetadataValueLen, 4*MaxMetadataKeys) {
 		return nil
 	}
 	var fields map[string]json.RawMessage
@@ -398,6 +408,11 @@ func validateMetadata(raw []byte) []Violation {
 	var vs []Violation
 	add := func(msg string) {
 		vs = append(vs, Violation{Param: "metadata", Code: "parameter_invalid", Message: msg})
+	}
+	// A value's own violations name the value, as the contract names a
+	// place inside metadata.
+	addValue := func(k, msg string) {
+		vs = append(vs, Violation{Param: "metadata." + k, Code: "parameter_invalid", Message: msg})
 	}
 	if len(fields) > MaxMetadataKeys {
 		add(fmt.Sprintf("metadata must have at most %d keys, not %d", MaxMetadataKeys, len(fields)))
@@ -416,13 +431,49 @@ func validateMetadata(raw []byte) []Violation {
 		var str string
 		if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &str) == nil {
 			if utf8.RuneCountInString(str) > MaxMetadataValueLen {
-				add(fmt.Sprintf("metadata.%s must be at most %d characters", k, MaxMetadataValueLen))
+				addValue(k, fmt.Sprintf("metadata.%s must be at most %d characters", k, MaxMetadataValueLen))
 			}
 			continue
 		}
 		if len(compact(v)) > MaxMetadataValueLen {
-			add(fmt.Sprintf("metadata.%s must be at most %d bytes of JSON", k, MaxMetadataValueLen))
+			addValue(k, fmt.Sprintf("metadata.%s must be at most %d bytes of JSON", k, MaxMetadataValueLen))
+		}
+		if deep {
+			if d := jsonDepth(v); d > MaxMetadataValueDepth {
+				addValue(k, fmt.Sprintf("metadata.%s nests %d arrays or objects deep; at most %d are allowed, the value itself counted", k, d, MaxMetadataValueDepth))
+			}
 		}
 	}
 	return vs
+}
+
+// jsonDepth is how deep raw's arrays and objects nest: 0 for a scalar,
+// 1 for [] or {"a":1}, 2 for [[]]. It reads brackets outside strings
+// and checks nothing else; raw that is not JSON gets a number, not a
+// verdict.
+func jsonDepth(raw []byte) int {
+	depth, deepest := 0, 0
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte cannot end the string
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			depth++
+			deepest = max(deepest, depth)
+		case ']', '}':
+			depth--
+		}
+	}
+	return deepest
 }

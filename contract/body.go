@@ -27,14 +27,24 @@ func ReadJSONBody(r *http.Request, limit int64) ([]byte, error) {
 	return readBody(r, limit, true)
 }
 
+func tooLarge(limit int64) error {
+	return WithStatus(http.StatusRequestEntityTooLarge, paymock.InvalidRequest, "body_too_large",
+		fmt.Sprintf("the request body is larger than %d bytes", limit))
+}
+
 func readBody(r *http.Request, limit int64, strict bool) ([]byte, error) {
+	// A declared length past the limit is refused before any byte is
+	// read: waiting for a body that may never come would hold the
+	// connection until the read timeout.
+	if r.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
 	data, err := readAtMost(r.Body, limit+1, r.ContentLength)
 	if err != nil {
 		return nil, WithStatus(http.StatusBadRequest, paymock.InvalidRequest, "body_unreadable", "the request body could not be read")
 	}
 	if int64(len(data)) > limit {
-		return nil, WithStatus(http.StatusRequestEntityTooLarge, paymock.InvalidRequest, "body_too_large",
-			fmt.Sprintf("the request body is larger than %d bytes", limit))
+		return nil, tooLarge(limit)
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, paymock.Invalid(paymock.Violation{Code: "body_missing", Message: "a JSON request body is required"})

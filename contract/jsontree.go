@@ -68,6 +68,11 @@ func parseTreeAt(data []byte, depth int) (*tree, bool) {
 	}
 	t := treePool.Get().(*tree)
 	t.data, t.nodes = data, t.nodes[:0]
+	if len(data) > presizeBytes {
+		if n := nodeBound(data); n > cap(t.nodes) {
+			t.nodes = make([]node, 0, n)
+		}
+	}
 	p := parser{t: t}
 	i := p.value(p.space(0), depth)
 	if i < 0 || p.space(i) != len(data) {
@@ -75,6 +80,42 @@ func parseTreeAt(data []byte, depth int) (*tree, bool) {
 		return nil, false
 	}
 	return t, true
+}
+
+// presizeBytes is the size of a body past which its nodes are counted
+// before it is parsed. Appending grows a large slice by a quarter at a
+// time: a page of 100 payments that each carry the largest metadata
+// allowed (1.2 million nodes) copied and cleared 160 MB to parse 2.7 MB,
+// most of a list's 370 ms. Counting costs one pass over the bytes.
+const presizeBytes = 64 << 10
+
+// nodeBound is at least the number of nodes parseTree makes of data: a
+// key and a value per colon, an item per comma or opening bracket, and
+// the body's own value.
+func nodeBound(data []byte) int {
+	n := 1
+	inString := false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped byte cannot end the string
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ':':
+			n += 2
+		case ',', '[':
+			n++
+		}
+	}
+	return n
 }
 
 func (t *tree) release() {

@@ -1,5 +1,6 @@
-// Benchmarks: what a page costs over loopback, and what a search costs when
-// it has to read a merchant's whole list.
+// Benchmarks: what a page costs over loopback, what a search costs when it
+// has to read a merchant's whole list, and what a sign-in costs that has to
+// end a session to make room.
 
 package dashboard_test
 
@@ -41,4 +42,21 @@ func BenchmarkPaymentsPage_EmailSearchOver10k(b *testing.B) {
 
 func BenchmarkPaymentsPage_IDSearch(b *testing.B) {
 	benchPage(b, 10000, "/dashboard/payments?q=pay_000000000000000000005000")
+}
+
+// BenchmarkSignIn_AtAFullStoreOf10k is a sign-in with many keys once the
+// store holds its default 10,000 sessions: each one ends another.
+func BenchmarkSignIn_AtAFullStoreOf10k(b *testing.B) {
+	h := newHarness(b, nil)
+	h.fake.open = true
+	f := newFlooder(h)
+	f.drop = true
+	for range 10000 {
+		f.signIn(false)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		f.signIn(false)
+	}
 }

@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// maxAdvance bounds one advance of the clock: ten years is past any
-// expiry (at most 30 days) and retry schedule.
-const maxAdvance = 3650 * 24 * time.Hour
+// maxAdvance bounds one advance of the clock as the control API's
+// POST /_sandbox/clock/advance does (seconds at most 31536000): a year is
+// past any expiry (at most 30 days) and retry schedule.
+const maxAdvance = 365 * 24 * time.Hour
 
 func (d *Dashboard) registerClockRoutes() {
 	d.mux.HandleFunc("GET "+Prefix+"/clock", d.page(d.handleClock))
@@ -57,14 +58,14 @@ func parseAdvance(s string) (time.Duration, string) {
 		var n int64
 		n, err = strconv.ParseInt(s, 10, 64)
 		if err == nil && n > int64(maxAdvance/time.Second) {
-			return 0, "That is too far: advance by at most 3650 days at a time."
+			return 0, "That is too far: advance by at most 365 days at a time."
 		}
 		d = time.Duration(n) * time.Second
 	case strings.HasSuffix(s, "d") && strings.Trim(s[:len(s)-1], "0123456789") == "":
 		var n int64
 		n, err = strconv.ParseInt(s[:len(s)-1], 10, 64)
 		if err == nil && n > int64(maxAdvance/(24*time.Hour)) {
-			return 0, "That is too far: advance by at most 3650 days at a time."
+			return 0, "That is too far: advance by at most 365 days at a time."
 		}
 		d = time.Duration(n) * 24 * time.Hour
 	default:
@@ -76,7 +77,7 @@ func parseAdvance(s string) (time.Duration, string) {
 	case d <= 0:
 		return 0, "Advance by at least one second: the clock never goes back."
 	case d > maxAdvance:
-		return 0, "That is too far: advance by at most 3650 days at a time."
+		return 0, "That is too far: advance by at most 365 days at a time."
 	case d%time.Second != 0:
 		return 0, "Advance by whole seconds: sandbox times have no fractions of a second."
 	}

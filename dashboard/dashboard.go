@@ -285,8 +285,9 @@ type Config struct {
 	// SessionMax ends a session this long after sign-in however busy;
 	// default 24h.
 	SessionMax time.Duration
-	// MaxSessions bounds the sessions held; past it the least recently
-	// used is ended. Default 10,000.
+	// MaxSessions bounds the sessions held; past it the expired ones end,
+	// then the one in use for the shortest time since its sign-in (see
+	// sessions.create). Default 10,000.
 	MaxSessions int
 }
 

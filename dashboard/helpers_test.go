@@ -132,7 +132,7 @@ func (f *fakeSandbox) Authenticate(_ context.Context, key string) (*paymock.Merc
 		}
 	}
 	if !ok && f.open {
-		id := "open_" + key[:4]
+		id := f.next("open") // each key a merchant of its own, as in open mode
 		f.merchants[id] = &paymock.Merchant{ID: id, Name: id}
 		k = &fakeKey{id: f.next("ak"), key: key, merchantID: id, source: "open", created: start}
 		f.keys[key] = k

@@ -58,9 +58,8 @@ type sessions struct {
 
 	mu     sync.Mutex
 	byHash map[[32]byte]*session
-	// perMerchant counts each merchant's sessions, so that the limit ends
-	// a session of the merchant holding the most, never one of a merchant
-	// holding few while another holds many.
+	// perMerchant counts each merchant's sessions for
+	// MaxSessionsPerMerchant without a walk over all of them.
 	perMerchant map[string]int
 }
 
@@ -97,6 +96,32 @@ func (ss *sessions) leastRecent(of func(merchantID string) bool) ([32]byte, bool
 	return oldest, found
 }
 
+// briefest forgets the expired sessions and returns, of the others, the
+// one in use for the shortest time, from its sign-in to its latest
+// request, and the least recently used among equals; the caller holds mu.
+// A flood's sessions are used once or never, so they go before any session
+// a merchant has been using for longer: sessions signed in after one was,
+// however many keys they use, cannot have been in use longer than it while
+// it is still being used. One walk does both, since a full store walks on
+// every sign-in.
+func (ss *sessions) briefest(now time.Time) ([32]byte, bool) {
+	var victim [32]byte
+	var span time.Duration
+	var at time.Time
+	found := false
+	for h, s := range ss.byHash {
+		if ss.expired(s, now) {
+			ss.drop(h)
+			continue
+		}
+		d := s.seen.Sub(s.created)
+		if !found || d < span || d == span && s.seen.Before(at) {
+			victim, span, at, found = h, d, s.seen, true
+		}
+	}
+	return victim, found
+}
+
 // randomToken is 256 bits from crypto/rand, URL-safe.
 func randomToken() string {
 	b := make([]byte, 32)
@@ -108,9 +133,10 @@ func digest(token string) [32]byte { return sha256.Sum256([]byte(token)) }
 
 // create starts a session and returns its cookie value. A merchant past
 // MaxSessionsPerMerchant loses its own least recently used session. Past
-// the limit of all sessions the expired ones go first, then the least
-// recently used among the merchants holding the most: one merchant's
-// sign-ins end another's session only when that one holds as many.
+// the limit of all sessions the expired ones go first, then the one in use
+// for the shortest time (briefest). Ending the least recently used instead
+// let a flood of sign-ins with many keys (free in open mode) end every
+// session idle for as long as the flood took, 6 s for 10,000 sign-ins.
 func (ss *sessions) create(merchantID, key string, now time.Time) string {
 	token := randomToken()
 	ss.mu.Lock()
@@ -122,20 +148,9 @@ func (ss *sessions) create(merchantID, key string, now time.Time) string {
 		}
 		ss.drop(h)
 	}
-	if len(ss.byHash) >= ss.limit {
-		for h, s := range ss.byHash {
-			if ss.expired(s, now) {
-				ss.drop(h)
-			}
-		}
-	}
 	for len(ss.byHash) >= ss.limit {
-		most := 0
-		for _, n := range ss.perMerchant {
-			most = max(most, n)
-		}
-		h, ok := ss.leastRecent(func(id string) bool { return ss.perMerchant[id] == most })
-		if !ok {
+		h, ok := ss.briefest(now)
+		if len(ss.byHash) < ss.limit || !ok {
 			break
 		}
 		ss.drop(h)

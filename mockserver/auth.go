@@ -5,6 +5,7 @@ package mockserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/paymock/paymock"
@@ -20,8 +21,17 @@ type malformedKeyError struct{ reason string }
 func (e *malformedKeyError) Error() string { return "malformed api key: " + e.reason }
 func (e *malformedKeyError) Unwrap() error { return paymock.ErrMalformedKey }
 
-// authenticate resolves the merchant of an Authorization header.
-func authenticate(ctx context.Context, ms Authenticator, header string) (*paymock.Merchant, error) {
+// authenticate resolves the merchant of the Authorization header (its
+// values, as received; more than one is malformed).
+func authenticate(ctx context.Context, ms Authenticator, headers []string) (*paymock.Merchant, error) {
+	if len(headers) > 1 {
+		// Which one a proxy or a server would take differs: none is.
+		return nil, &malformedKeyError{fmt.Sprintf("send one Authorization header, not %d", len(headers))}
+	}
+	var header string
+	if len(headers) == 1 {
+		header = headers[0]
+	}
 	if header == "" {
 		return nil, errNoKey
 	}

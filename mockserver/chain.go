@@ -215,7 +215,7 @@ func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		x := exchangeOf(c)
 		if x.doc = s.contractFor(c.Request().URL.Path); x.doc != nil {
-			x.caller, x.authErr = authenticate(c.Request().Context(), s.merchants, c.Request().Header.Get("Authorization"))
+			x.caller, x.authErr = authenticate(c.Request().Context(), s.merchants, c.Request().Header["Authorization"])
 		}
 		return next(c)
 	}

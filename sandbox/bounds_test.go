@@ -53,12 +53,17 @@ func TestCreate_BoundsOfFreeText(t *testing.T) {
 		{"metadata key of 40 characters", func(b map[string]any) { b["metadata"] = map[string]any{strings.Repeat("k", 40): "v"} }, ""},
 		{"metadata key of 41 characters", func(b map[string]any) { b["metadata"] = map[string]any{strings.Repeat("k", 41): "v"} }, "metadata"},
 		{"metadata value of 500 characters", func(b map[string]any) { b["metadata"] = metadataOf(1, strings.Repeat("ü", 500)) }, ""},
-		{"metadata value of 501 characters", func(b map[string]any) { b["metadata"] = metadataOf(1, strings.Repeat("v", 501)) }, "metadata"},
-		{"metadata value of 900 kB", func(b map[string]any) { b["metadata"] = metadataOf(1, strings.Repeat("v", 900_000)) }, "metadata"},
+		{"metadata value of 501 characters", func(b map[string]any) { b["metadata"] = metadataOf(1, strings.Repeat("v", 501)) }, "metadata.k00"},
+		{"metadata value of 900 kB", func(b map[string]any) { b["metadata"] = metadataOf(1, strings.Repeat("v", 900_000)) }, "metadata.k00"},
 		{"metadata object value over 500 bytes", func(b map[string]any) {
 			b["metadata"] = metadataOf(1, map[string]any{"list": strings.Split(strings.Repeat("ab,", 200), ",")})
-		}, "metadata"},
+		}, "metadata.k00"},
 		{"metadata number value", func(b map[string]any) { b["metadata"] = metadataOf(1, 12.5) }, ""},
+		{"metadata value 5 deep", func(b map[string]any) { b["metadata"] = metadataOf(50, json.RawMessage(`[{"a":[[{}]]}]`)) }, ""},
+		{"metadata value 6 deep", func(b map[string]any) { b["metadata"] = metadataOf(1, json.RawMessage(`[{"a":[[{"b":[]}]]}]`)) }, "metadata.k00"},
+		{"metadata value 249 deep", func(b map[string]any) {
+			b["metadata"] = metadataOf(1, json.RawMessage(strings.Repeat("[", 249)+strings.Repeat("]", 249)))
+		}, "metadata.k00"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,8 +86,8 @@ func TestCreate_BoundsOfFreeText(t *testing.T) {
 	}
 	// Nothing refused was stored.
 	_, list, _ := env.do("GET", "/api/v1/payments?per_page=100", keyA, nil)
-	if n := list["pagination"].(map[string]any)["total_items"].(float64); n != 7 {
-		t.Errorf("%v payments stored, want the 7 accepted", n)
+	if n := list["pagination"].(map[string]any)["total_items"].(float64); n != 8 {
+		t.Errorf("%v payments stored, want the 8 accepted", n)
 	}
 }
 
@@ -220,5 +225,26 @@ func TestCreate_RefusesABodyOfTooManyValues(t *testing.T) {
 	}
 	if st, list, _ := env.do("GET", "/api/v1/payments", keyA, nil); st != 200 || len(list["items"].([]any)) != 1 {
 		t.Errorf("stored after the refusals: %d %v, want the one valid payment", st, list)
+	}
+}
+
+// TestCreate_DeepMetadataIsListedWithTheContractsViolations: a body the
+// contract refuses still goes through the create rules, so metadata
+// nested too deep is named beside the contract's own violations.
+func TestCreate_DeepMetadataIsListedWithTheContractsViolations(t *testing.T) {
+	env := newEnv(t)
+	body := validCreate()
+	delete(body, "description")
+	body["metadata"] = map[string]any{"order_id": "ord_1", "lines": json.RawMessage(`[[[[[["sku_1"]]]]]]`)}
+	st, out, _ := env.do("POST", "/api/v1/payments", keyA, body)
+	if st != 400 {
+		t.Fatalf("status %d, want 400: %v", st, out)
+	}
+	var params []string
+	for _, v := range errorOf(t, out)["errors"].([]any) {
+		params = append(params, fmt.Sprint(v.(map[string]any)["param"]))
+	}
+	if got := strings.Join(params, " "); got != "description metadata.lines" {
+		t.Errorf("violations name %q, want description and metadata.lines", got)
 	}
 }

@@ -336,13 +336,18 @@ func TestAuth_RejectsBadKeys(t *testing.T) {
 		{"open mode, missing", open, "", "api_key_missing", "Bearer <API_KEY>"},
 		{"open mode, a space in the key", open, "Bearer my key", "api_key_malformed", "the API key contains a space"},
 		{"open mode, malformed", open, "Bearer {json}", "api_key_malformed", "a character no key has"},
+		// Two headers, even both valid: which one a proxy takes differs.
+		{"two headers", configured, "Bearer sk_acme\nBearer sk_acme", "api_key_malformed", "send one Authorization header, not 2"},
+		{"open mode, two headers", open, "Bearer sk_a\nBearer sk_b", "api_key_malformed", "send one Authorization header, not 2"},
 	}
 	for _, tc := range tests {
 		for _, path := range []string{"/api/v1/payments", "/api/v1/payments/pay_x"} {
 			t.Run(tc.name+" "+path, func(t *testing.T) {
 				req, _ := http.NewRequest("GET", tc.env.URL+path, nil)
 				if tc.header != "" {
-					req.Header.Set("Authorization", tc.header)
+					for _, v := range strings.Split(tc.header, "\n") {
+						req.Header.Add("Authorization", v)
+					}
 				}
 				st, body, h := tc.env.send(req)
 				if st != http.StatusUnauthorized {
