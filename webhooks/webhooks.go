@@ -51,6 +51,9 @@
 //   - Duplicate N: the first send goes out N times, one after the other,
 //     with the same webhook-id, each freshly timestamped and signed, so
 //     each verifies. The send counts as delivered if any copy got a 2xx.
+//     The copies (and an UnknownType message) share the one Timeout, so
+//     a shaped send ends within its claim's lease like a plain one;
+//     copies it leaves no time for are not sent, and the journal says so.
 //   - BadSignature: signed with a wrong key (the secret's bytes
 //     inverted), so verification fails.
 //   - TimestampSkew: webhook-timestamp that far from real time, signed
@@ -411,9 +414,8 @@ func (d *Dispatcher) defaultsFill(client *http.Client) {
 		d.timeout = 10 * time.Second
 	}
 	// Longer than one send may take, so that a claim outliving it means
-	// its sender died. (A send a Duplicate fault multiplies against a
-	// receiver that times out on each copy may outlive it: another
-	// sender then sends it again, and records it.)
+	// its sender died. A send a fault shapes takes no longer: its copies
+	// and unknown-type message share the one timeout (postShaped).
 	d.lease = d.timeout + 5*time.Second
 	if d.senders == 0 {
 		d.senders = 64
