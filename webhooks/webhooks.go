@@ -115,7 +115,11 @@
 // senders: no API call waits for a sender, and there is no queue to fill.
 // Timers (retries, delays, windows) send on the merchant's own scheduler
 // goroutine, and an advance or a test event in the caller's, one
-// delivery at a time.
+// delivery at a time. Every send, whatever makes it, first takes a slot:
+// at most MerchantSenders sends of one merchant and Senders in all are
+// under way at once (so that many outbound requests), and a send waits in
+// line for a slot before it claims its delivery. A test event whose
+// caller gives up while it waits is left to the merchant's senders.
 //
 // # Close
 //
@@ -329,9 +333,11 @@ type Dispatcher struct {
 	// deliveries is registered with the scheduler and not yet run: one
 	// timer an instant, however many deliveries fall due then.
 	timers    map[timerKey]struct{}
-	waiting   []string // merchants waiting for a free sender, in order
-	running   int      // senders running, all merchants
-	published int      // events stored, for trimming
+	waiting   []string    // merchants waiting for a free sender, in order
+	running   int         // senders running, all merchants
+	sending   int         // send slots held, all merchants (see acquire)
+	slotWaits []*slotWait // sends waiting for a slot, in order
+	published int         // events stored, for trimming
 	started   bool
 	closed    bool
 }
