@@ -41,7 +41,7 @@ func (d *Dispatcher) attempt(del paymock.Delivery, at time.Time) {
 	)
 	if sh := shapeOf(del); sh == nil {
 		start := time.Now()
-		status, errMsg, interrupted = d.post(ep, ev, nil)
+		status, errMsg, interrupted = d.post(ep, ev, nil, start.Add(d.timeout))
 		attempts = []paymock.AttemptRecord{{Attempt: n, At: paymock.FormatTime(at), StatusCode: status, Error: errMsg,
 			DurationMS: time.Since(start).Milliseconds()}}
 	} else {
@@ -90,11 +90,12 @@ func (d *Dispatcher) record(del paymock.Delivery, out paymock.Outcome, lastErr s
 	return true
 }
 
-// post makes one signed POST, shaped by sh when it is not nil. It returns
-// the status code (0 without an answer), an error message ("" on a 2xx),
-// and whether Close cut the attempt short.
-func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape) (int, string, bool) {
-	ctx, cancel := context.WithTimeout(d.sendCtx, d.timeout)
+// post makes one signed POST, shaped by sh when it is not nil, that must
+// be answered by deadline. It returns the status code (0 without an
+// answer), an error message ("" on a 2xx), and whether Close cut the
+// attempt short.
+func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape, deadline time.Time) (int, string, bool) {
+	ctx, cancel := context.WithDeadline(d.sendCtx, deadline)
 	defer cancel()
 	now := d.now()
 	if sh != nil {
@@ -127,6 +128,8 @@ func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape) (int, string
 		switch {
 		case d.sendCtx.Err() != nil:
 			return 0, msgInterrupted, true
+		case errors.Is(ctx.Err(), context.DeadlineExceeded) && sh.shared():
+			return 0, fmt.Sprintf("timeout: no answer before the send's %s ran out (a shaped send's messages share it)", d.timeout), false
 		case errors.Is(ctx.Err(), context.DeadlineExceeded):
 			return 0, fmt.Sprintf("timeout: no answer within %s", d.timeout), false
 		}
@@ -153,10 +156,19 @@ func (d *Dispatcher) post(ep endpoint, ev paymock.Event, sh *shape) (int, string
 }
 
 // postShaped makes a shaped send: the unknown-type message an
-// unknown_type fault adds, then the send's copies one after the other. The
+// unknown_type fault adds, then the send's copies one after the other, all
+// within the one attempt timeout. Sharing it keeps a shaped send as short
+// as a plain one, so it ends within its claim's lease (the timeout plus
+// 5 s) and is recorded like any other: copies that each took a timeout
+// outlived the lease against a receiver that never answers, so another
+// sender claimed the delivery again, its first send was never recorded,
+// and senders went on sending it until a reset. Copies the timeout leaves
+// no time for are not sent, and the last copy's record says so. The
 // send's outcome is that of the first copy answered with a 2xx, or else of
-// the last copy; the unknown-type message's answer is recorded only.
+// the last copy sent; the unknown-type message's answer is recorded only,
+// unless it used the whole timeout and no copy went out.
 func (d *Dispatcher) postShaped(ep endpoint, del paymock.Delivery, ev paymock.Event, sh *shape, n int, at time.Time) (int, string, bool, []paymock.AttemptRecord) {
+	deadline := time.Now().Add(d.timeout)
 	made := make([]paymock.AttemptRecord, 0, sh.copies+1)
 	if sh.unknownType {
 		unknown, err := unknownTypeEvent(del)
@@ -164,7 +176,7 @@ func (d *Dispatcher) postShaped(ep endpoint, del paymock.Delivery, ev paymock.Ev
 			d.log.Warn("webhook fault not applied", "event", del.EventID, "fault", "unknown_type", "error", err)
 		} else {
 			start := time.Now()
-			status, msg, intr := d.post(ep, unknown, sh)
+			status, msg, intr := d.post(ep, unknown, sh, deadline)
 			if intr {
 				return 0, msgInterrupted, true, nil
 			}
@@ -181,19 +193,30 @@ func (d *Dispatcher) postShaped(ep endpoint, del paymock.Delivery, ev paymock.Ev
 			ev.Body = body
 		}
 	}
-	decided, interrupted := -1, false
-	for c := 1; c <= sh.copies; c++ {
+	decided, interrupted, cut, sent := -1, false, false, 0
+	for c := 1; c <= sh.copies && time.Now().Before(deadline); c++ {
 		start := time.Now()
-		status, msg, intr := d.post(ep, ev, sh)
+		status, msg, intr := d.post(ep, ev, sh, deadline)
+		sent = c
 		made = append(made, paymock.AttemptRecord{Attempt: n, At: paymock.FormatTime(at), StatusCode: status, Error: msg,
 			DurationMS: time.Since(start).Milliseconds(), Fault: sh.record(c)})
 		if msg == "" && decided < 0 {
 			decided = len(made) - 1
 		}
 		if intr {
-			interrupted = decided < 0
+			interrupted, cut = decided < 0, true
 			break
 		}
+	}
+	if sent == 0 {
+		// The unknown-type message took the whole timeout: the event
+		// itself did not go out, so the send failed and is retried.
+		return 0, fmt.Sprintf("timeout: the send's %s ran out before the event went out", d.timeout), false, made
+	}
+	if sent < sh.copies && !cut {
+		last := made[len(made)-1].Fault
+		last.Effect += fmt.Sprintf("; the send's %s timeout, which its copies share, ran out: copies %d to %d were not sent",
+			d.timeout, sent+1, sh.copies)
 	}
 	if decided < 0 {
 		decided = len(made) - 1

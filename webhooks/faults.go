@@ -98,6 +98,10 @@ func shapeOf(del paymock.Delivery) *shape {
 	return sh
 }
 
+// shared reports whether the send's messages share one timeout: more
+// than one goes out (see postShaped).
+func (sh *shape) shared() bool { return sh != nil && (sh.copies > 1 || sh.unknownType) }
+
 // record describes copy c of a shaped send for the journal.
 func (sh *shape) record(c int) *paymock.WebhookFaultRecord {
 	r := &paymock.WebhookFaultRecord{}

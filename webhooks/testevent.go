@@ -78,11 +78,13 @@ func (d *Dispatcher) SendTest(ctx context.Context, m *paymock.Merchant, ep paymo
 		d.timerAt(m.ID, del.NextAt)
 	} else {
 		// Sent here, in its own goroutine so that ctx can end the wait;
-		// the send goes on, and shows in the journal.
+		// the send goes on, and shows in the journal. A send still
+		// waiting for a slot when ctx ends is left to the merchant's
+		// senders, so that callers who gave up hold no goroutine each.
 		sent := make(chan struct{})
 		go func() {
 			defer close(sent)
-			d.sendInline(m.ID, ids)
+			d.sendInline(ctx, m.ID, ids)
 		}()
 		select {
 		case <-sent:

@@ -169,10 +169,12 @@ func (d *Dispatcher) trim(merchantID string) {
 
 // lane is a merchant's sends under way in this process.
 type lane struct {
-	senders int  // sender goroutines running
-	inline  int  // sends made in a caller's goroutine (timers, advances, test events)
-	again   bool // something may have fallen due since a sender last claimed
-	queued  bool // in d.waiting, for a free sender
+	senders int // sender goroutines running
+	inline  int // sends made in a caller's goroutine (timers, advances, test events)
+	sending int // send slots held (see acquire), of senders and inline sends
+
+	again  bool // something may have fallen due since a sender last claimed
+	queued bool // in d.waiting, for a free sender
 	// idle is closed when the lane ends, for Idle; made on demand.
 	idle chan struct{}
 }
@@ -246,7 +248,7 @@ func (d *Dispatcher) sender(merchantID string, l *lane) {
 		l.again = false
 		closed := d.closed
 		d.mu.Unlock()
-		sent := !closed && d.sendOne(merchantID, nil)
+		sent := !closed && d.sendOne(context.Background(), merchantID, l, nil)
 		d.mu.Lock()
 		switch {
 		case d.closed:
@@ -279,8 +281,18 @@ func (d *Dispatcher) sender(merchantID string, l *lane) {
 }
 
 // sendOne claims one of the merchant's due deliveries (of ids when not
-// nil) and sends it; false when none could be claimed.
-func (d *Dispatcher) sendOne(merchantID string, ids []int64) bool {
+// nil) and sends it, once it holds a send slot (l is the merchant's lane);
+// false when none could be claimed, or ctx ended the wait for a slot.
+func (d *Dispatcher) sendOne(ctx context.Context, merchantID string, l *lane, ids []int64) bool {
+	// The slot before the claim: a claim's lease runs from the claim, so
+	// a send waiting for a slot holds none.
+	if !d.acquire(ctx, l) {
+		return false
+	}
+	defer d.release(l)
+	if d.isClosed() {
+		return false
+	}
 	// The senders' context: Close cuts a clock read or a claim short as
 	// it does a send, and a round makes no context of its own.
 	now := d.clock.Now(d.sendCtx, merchantID)
@@ -300,8 +312,10 @@ func (d *Dispatcher) sendOne(merchantID string, ids []int64) bool {
 // sendInline sends, in the caller's goroutine, the merchant's deliveries
 // due now (of ids when not nil), in due order, one after the other, and
 // returns once they are sent: a timer or an advance sees each outcome
-// before the next is due. It counts as under way for Idle.
-func (d *Dispatcher) sendInline(merchantID string, ids []int64) {
+// before the next is due. It counts as under way for Idle. Each send
+// waits for a slot (acquire); when ctx ends that wait, the merchant's
+// senders are woken to send what is left.
+func (d *Dispatcher) sendInline(ctx context.Context, merchantID string, ids []int64) {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -318,7 +332,10 @@ func (d *Dispatcher) sendInline(merchantID string, ids []int64) {
 		d.mu.Unlock()
 		d.runs.Done()
 	}()
-	for !d.isClosed() && d.sendOne(merchantID, ids) {
+	for !d.isClosed() && d.sendOne(ctx, merchantID, l, ids) {
+	}
+	if ctx.Err() != nil {
+		d.wake(merchantID)
 	}
 }
 
@@ -345,14 +362,14 @@ func (d *Dispatcher) timerAt(merchantID string, at time.Time) {
 		d.mu.Lock()
 		delete(d.timers, key)
 		d.mu.Unlock()
-		d.sendInline(merchantID, nil)
+		d.sendInline(context.Background(), merchantID, nil)
 	})
 }
 
 // RunDue sends the merchant's deliveries due now on its clock, in due
 // order, and returns once they are sent: an advance ends with it, so that
 // nothing due by its target waits for the next one.
-func (d *Dispatcher) RunDue(merchantID string) { d.sendInline(merchantID, nil) }
+func (d *Dispatcher) RunDue(merchantID string) { d.sendInline(context.Background(), merchantID, nil) }
 
 // DueDeliveries registers with the scheduler the merchant's deliveries due
 // by until, whichever replica made them, so that an advance of a frozen

@@ -51,6 +51,9 @@
 //   - Duplicate N: the first send goes out N times, one after the other,
 //     with the same webhook-id, each freshly timestamped and signed, so
 //     each verifies. The send counts as delivered if any copy got a 2xx.
+//     The copies (and an UnknownType message) share the one Timeout, so
+//     a shaped send ends within its claim's lease like a plain one;
+//     copies it leaves no time for are not sent, and the journal says so.
 //   - BadSignature: signed with a wrong key (the secret's bytes
 //     inverted), so verification fails.
 //   - TimestampSkew: webhook-timestamp that far from real time, signed
@@ -112,7 +115,11 @@
 // senders: no API call waits for a sender, and there is no queue to fill.
 // Timers (retries, delays, windows) send on the merchant's own scheduler
 // goroutine, and an advance or a test event in the caller's, one
-// delivery at a time.
+// delivery at a time. Every send, whatever makes it, first takes a slot:
+// at most MerchantSenders sends of one merchant and Senders in all are
+// under way at once (so that many outbound requests), and a send waits in
+// line for a slot before it claims its delivery. A test event whose
+// caller gives up while it waits is left to the merchant's senders.
 //
 // # Close
 //
@@ -326,9 +333,11 @@ type Dispatcher struct {
 	// deliveries is registered with the scheduler and not yet run: one
 	// timer an instant, however many deliveries fall due then.
 	timers    map[timerKey]struct{}
-	waiting   []string // merchants waiting for a free sender, in order
-	running   int      // senders running, all merchants
-	published int      // events stored, for trimming
+	waiting   []string    // merchants waiting for a free sender, in order
+	running   int         // senders running, all merchants
+	sending   int         // send slots held, all merchants (see acquire)
+	slotWaits []*slotWait // sends waiting for a slot, in order
+	published int         // events stored, for trimming
 	started   bool
 	closed    bool
 }
@@ -411,9 +420,8 @@ func (d *Dispatcher) defaultsFill(client *http.Client) {
 		d.timeout = 10 * time.Second
 	}
 	// Longer than one send may take, so that a claim outliving it means
-	// its sender died. (A send a Duplicate fault multiplies against a
-	// receiver that times out on each copy may outlive it: another
-	// sender then sends it again, and records it.)
+	// its sender died. A send a fault shapes takes no longer: its copies
+	// and unknown-type message share the one timeout (postShaped).
 	d.lease = d.timeout + 5*time.Second
 	if d.senders == 0 {
 		d.senders = 64
