@@ -3,7 +3,9 @@ package paymock
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestInvalid_TakesCodeMessageParamFromFirstViolation(t *testing.T) {
@@ -59,5 +61,64 @@ func TestAsError(t *testing.T) {
 		if got != tc.want || ok != (tc.want != nil) {
 			t.Errorf("%s: AsError = %v, %v; want %v", tc.name, got, ok, tc.want)
 		}
+	}
+}
+
+func TestBoundViolation_CutsAtACharacterBoundaryAndKeepsTheWordsAfterTheParam(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        Violation
+		wantParam string
+		wantMsg   string
+	}{
+		{"within the bounds, as it is",
+			Violation{Param: "customer.email", Message: "customer.email is required"},
+			"customer.email", "customer.email is required"},
+		{"a param of 200 bytes, as it is",
+			Violation{Param: strings.Repeat("p", 200), Message: "x"},
+			strings.Repeat("p", 200), "x"},
+		{"a long param, cut in the message too",
+			Violation{Param: strings.Repeat("p", 1000), Message: strings.Repeat("p", 1000) + " is not a known field"},
+			strings.Repeat("p", 197) + "…", strings.Repeat("p", 197) + "… is not a known field"},
+		{"four-byte characters are not split",
+			Violation{Param: strings.Repeat("𝄞", 100), Message: "m"},
+			strings.Repeat("𝄞", 49) + "…", "m"},
+		{"a long message that echoes no param is cut at its end",
+			Violation{Message: "no such route: " + strings.Repeat("X", 1000)},
+			"", "no such route: " + strings.Repeat("X", 300-len("no such route: ")-len("…")) + "…"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := BoundViolation(tc.in)
+			if got.Param != tc.wantParam || got.Message != tc.wantMsg {
+				t.Errorf("BoundViolation = %.80q / %.80q, want %.80q / %.80q", got.Param, got.Message, tc.wantParam, tc.wantMsg)
+			}
+			if len(got.Param) > MaxEchoedParam || len(got.Message) > MaxEchoedMessage || !utf8.ValidString(got.Param) {
+				t.Errorf("out of bounds: param %d bytes, message %d bytes", len(got.Param), len(got.Message))
+			}
+		})
+	}
+}
+
+func TestError_BoundedLeavesTheErrorItCutsUnchangedAndIsIdempotent(t *testing.T) {
+	vs := make([]Violation, 60)
+	for i := range vs {
+		vs[i] = Violation{Param: fmt.Sprintf("f%02d", i), Code: "parameter_unknown", Message: "m"}
+	}
+	e := Invalid(vs...)
+	b := e.Bounded()
+	if len(e.Violations) != 60 {
+		t.Errorf("the original now lists %d", len(e.Violations))
+	}
+	if len(b.Violations) != MaxListedViolations+1 || b.Violations[MaxListedViolations].Code != MoreViolations ||
+		b.Violations[MaxListedViolations].Message != "and 10 more violations, not listed: only the first 50 are" {
+		t.Errorf("bounded: %d violations, last %+v", len(b.Violations), b.Violations[len(b.Violations)-1])
+	}
+	if again := b.Bounded(); again != b {
+		t.Errorf("bounding a bounded error again changed it: %d violations, last %+v", len(again.Violations), again.Violations[len(again.Violations)-1])
+	}
+	small := Invalid(vs[:3]...)
+	if small.Bounded() != small {
+		t.Error("an error within the bounds was copied")
 	}
 }

@@ -64,8 +64,11 @@ func classify(err error) (int, *paymock.Error) {
 	return http.StatusInternalServerError, &paymock.Error{Type: paymock.APIError, Code: "internal_error", Message: "an internal error occurred"}
 }
 
-// encodeError renders the body of an error answer.
+// encodeError renders the body of an error answer, within the bounds of
+// paymock.Error.Bounded: one refused body of a megabyte must not make an
+// answer of several.
 func encodeError(e *paymock.Error) []byte {
+	e = e.Bounded()
 	d := errorDetail{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, Errors: e.Violations}
 	b, err := paymock.EncodeJSON(errorBody{Error: d})
 	if err != nil { // cannot happen: only strings

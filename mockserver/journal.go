@@ -159,6 +159,11 @@ func (s *Server) requests(ctx context.Context, merchantID string, f requestFilte
 	if items == nil {
 		items = []JournalEntry{}
 	}
+	for i := range items {
+		// An entry stored before the bound (a PostgreSQL journal outlives
+		// an upgrade) is shown within it, as the contract says.
+		items[i].Violations = paymock.BoundViolations(items[i].Violations)
+	}
 	return items, total, nil
 }
 
@@ -203,7 +208,8 @@ func countedJournal(c paymock.JournalCounts) merchantJournal {
 		}
 	}
 	for _, vc := range c.Violations {
-		v := ReportViolation{Param: vc.Violation.Param, Code: vc.Violation.Code, Message: vc.Violation.Message}
+		b := paymock.BoundViolation(vc.Violation) // counted before the bound, perhaps
+		v := ReportViolation{Param: b.Param, Code: b.Code, Message: b.Message}
 		op(vc.Operation).Violations[v] += vc.Calls
 	}
 	return mj
@@ -227,7 +233,7 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 	e := JournalEntry{
 		ID:            s.requestID(r.Context(), x),
 		At:            paymock.FormatTime(at),
-		Method:        x.method,
+		Method:        contract.ShortPath(x.method), // any token up to the header limit, from the client
 		Path:          contract.ShortPath(r.URL.Path),
 		Query:         contract.ShortPath(r.URL.RawQuery),
 		Status:        x.rec.status,
@@ -243,7 +249,10 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 		e.Operation = x.route.OperationID()
 	}
 	if x.refused && x.err != nil {
+		// The entry lists what the answer did, bounded alike: it is kept
+		// for the journal's 10,000 requests, on every backend.
 		_, de := classify(x.err)
+		de = de.Bounded()
 		e.Violations = de.Violations
 		if len(e.Violations) == 0 {
 			e.Violations = []paymock.Violation{{Param: de.Param, Code: de.Code, Message: de.Message}}

@@ -57,7 +57,7 @@ func Check(ctx context.Context, doc *contract.Document, x Exchange) (operation s
 		if de != nil {
 			msg = de.Message
 		}
-		vs = append(vs, Violation{Side: SideClient, Code: "route_not_found", Message: msg})
+		vs = append(vs, Violation{Side: SideClient, Code: "route_not_found", Message: paymock.BoundViolation(paymock.Violation{Message: msg}).Message})
 	} else {
 		operation = rt.OperationID()
 		vs = append(vs, checkRequest(ctx, doc, rt, x)...)
@@ -65,7 +65,13 @@ func Check(ctx context.Context, doc *contract.Document, x Exchange) (operation s
 	if x.Status == 0 || operation == "" || head {
 		return operation, vs
 	}
+	// Bounded as paymock bounds its own answers: an upstream answer of
+	// 16,000 findings would otherwise be kept whole in the journal.
+	var up []paymock.Violation
 	for _, v := range verify.CheckAnswer(ctx, doc, r, x.Status, x.Header, x.Answer) {
+		up = append(up, paymock.Violation{Param: v.Param, Code: v.Code, Message: v.Message})
+	}
+	for _, v := range paymock.BoundViolations(up) {
 		vs = append(vs, Violation{Side: SideUpstream, Param: v.Param, Code: v.Code, Message: v.Message})
 	}
 	return operation, vs
@@ -101,12 +107,16 @@ func checkRequest(ctx context.Context, doc *contract.Document, rt *contract.Rout
 		if len(de.Violations) > 0 {
 			return clientSide(de.Violations)
 		}
-		return []Violation{{Side: SideClient, Param: de.Param, Code: de.Code, Message: de.Message}}
+		b := paymock.BoundViolation(paymock.Violation{Param: de.Param, Code: de.Code, Message: de.Message})
+		return []Violation{{Side: SideClient, Param: b.Param, Code: b.Code, Message: b.Message}}
 	}
 	return []Violation{{Side: SideClient, Code: "parameter_invalid", Message: err.Error()}}
 }
 
+// clientSide is the client's violations, bounded as paymock bounds an
+// answer's: a body of 16,000 unknown keys is 50 of them and a count.
 func clientSide(vs []paymock.Violation) []Violation {
+	vs = paymock.BoundViolations(vs)
 	out := make([]Violation, len(vs))
 	for i, v := range vs {
 		out[i] = Violation{Side: SideClient, Param: v.Param, Code: v.Code, Message: v.Message}

@@ -200,7 +200,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.Answer, x.Header = answer, resp.Header
 	}
 	op, vs := Check(r.Context(), p.doc, x)
-	e := Entry{ID: "req_" + rand.Text()[:20], At: paymock.FormatTime(start), Method: r.Method, Path: contract.ShortPath(r.URL.Path),
+	e := Entry{ID: "req_" + rand.Text()[:20], At: paymock.FormatTime(start), Method: contract.ShortPath(r.Method), Path: contract.ShortPath(r.URL.Path),
 		Query: contract.ShortPath(r.URL.RawQuery), Operation: op, Status: resp.StatusCode,
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000, Violations: vs}
 	p.journal.Record(caller(r.Header), e)

@@ -6,6 +6,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/internal/driftedtest"
 	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/paymocktest"
@@ -276,5 +278,36 @@ func TestProxy_TheJournalListsTheCallersExchangesWithTheirSides(t *testing.T) {
 	}
 	if a := send(t, "GET", base+"/_sandbox/report", "", ""); a.status != 401 || a.header.Get("WWW-Authenticate") != "Bearer" {
 		t.Errorf("report without a key: %d %v", a.status, a.header)
+	}
+}
+
+func TestProxy_TheJournalKeepsAtMostFiftyViolationsOfAnExchange(t *testing.T) {
+	s := paymocktest.New(t, paymocktest.AllowViolations())
+	_, base := startProxy(t, Config{Upstream: s.URL})
+	var b strings.Builder
+	b.WriteString(strings.TrimSuffix(createBody, "}"))
+	for i := range 16000 {
+		fmt.Fprintf(&b, `, "zz%05d": 0`, i)
+	}
+	b.WriteString(`, "` + strings.Repeat("k", 300_000) + `": 0}`)
+	if a := send(t, "POST", base+"/api/v1/payments", s.APIKey, b.String()); a.status != 400 {
+		t.Fatalf("create: %d %.300s", a.status, a.body)
+	}
+	a := send(t, "GET", base+"/_sandbox/requests?per_page=1", s.APIKey, "")
+	var page struct {
+		Items []Entry `json:"items"`
+	}
+	if err := json.Unmarshal(a.body, &page); err != nil || a.status != 200 || len(page.Items) != 1 {
+		t.Fatalf("requests: %d %.300s", a.status, a.body)
+	}
+	vs := page.Items[0].Violations
+	if len(vs) != paymock.MaxListedViolations+1 || vs[len(vs)-1].Code != paymock.MoreViolations || vs[len(vs)-1].Side != SideClient {
+		t.Fatalf("%d violations, last %+v; want %d and one %s", len(vs), vs[len(vs)-1], paymock.MaxListedViolations, paymock.MoreViolations)
+	}
+	if vs[0].Code != "parameter_unknown" || len(vs[0].Param) > paymock.MaxEchoedParam || len(vs[0].Message) > paymock.MaxEchoedMessage {
+		t.Errorf("first violation: param of %d bytes, message of %d: %.80q", len(vs[0].Param), len(vs[0].Message), vs[0].Param)
+	}
+	if len(a.body) > 64<<10 {
+		t.Errorf("a journal page of one exchange is %d bytes", len(a.body))
 	}
 }
