@@ -1,3 +1,5 @@
+// Card brands and the Luhn check.
+
 package paymock
 
 import "testing"

@@ -1,3 +1,5 @@
+// The error shape: codes, messages and params from violations, and their bounds.
+
 package paymock
 
 import (

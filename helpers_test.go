@@ -1,3 +1,5 @@
+// Merchants and requests shared by the root package's tests.
+
 package paymock
 
 import (

@@ -1,3 +1,5 @@
+// Payment ids: their format, seeded sequences and concurrent use.
+
 package paymock
 
 import (

@@ -1,3 +1,5 @@
+// Seeded merchants' ids: reproducible for one merchant, independent of others.
+
 package paymock
 
 import (

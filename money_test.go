@@ -1,3 +1,5 @@
+// Amounts and currencies: parsing, exactness and the wire form.
+
 package paymock
 
 import (

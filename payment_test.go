@@ -1,3 +1,5 @@
+// A payment's JSON: the golden form and the amount's wire form.
+
 package paymock
 
 import (

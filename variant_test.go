@@ -1,3 +1,5 @@
+// Parsing response variants and their encodings.
+
 package paymock
 
 import (

@@ -1,3 +1,5 @@
+// Fake payments: the same config gives the same bytes, whatever else runs.
+
 package fakepayments
 
 import (

@@ -1,3 +1,5 @@
+// The id sequences in memory: the conformance suite and release.
+
 package memory
 
 import (

@@ -1,3 +1,5 @@
+// The id sequences on PostgreSQL: the conformance suite and replicas never repeating a number.
+
 package postgres
 
 import (

@@ -1,3 +1,5 @@
+// Benchmarks of the API's hot requests through the whole server.
+
 package sandbox
 
 import (

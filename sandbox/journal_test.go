@@ -1,3 +1,5 @@
+// The request journal and the contract report over HTTP.
+
 package sandbox
 
 import (

@@ -1,3 +1,5 @@
+// Outcomes over HTTP: transitions, the merchant's clock, scenarios, reset and webhook retries.
+
 package sandbox
 
 import (

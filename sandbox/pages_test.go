@@ -1,3 +1,5 @@
+// The hosted checkout and 3DS pages over HTTP: what they show, their actions and their refusals.
+
 package sandbox
 
 import (

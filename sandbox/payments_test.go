@@ -1,3 +1,5 @@
+// Creating payments over HTTP: the answer, metadata, card payments and every rule's refusal.
+
 package sandbox
 
 import (

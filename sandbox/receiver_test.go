@@ -1,3 +1,5 @@
+// A webhook receiver for the tests, verifying each delivery with the reference Standard Webhooks library.
+
 package sandbox
 
 import (

@@ -1,3 +1,5 @@
+// Response variants: each form passes the contract and shows in the answer.
+
 package sandbox
 
 import (

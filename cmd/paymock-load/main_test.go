@@ -1,3 +1,5 @@
+// The load benchmark's flags, its run against a real server and the bare baseline.
+
 package main
 
 import (

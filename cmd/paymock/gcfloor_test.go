@@ -1,3 +1,5 @@
+// The binary's collector floor leaves a GOGC or GOMEMLIMIT set by the user alone.
+
 package main
 
 import (

@@ -1,3 +1,5 @@
+// The collector floor: where it puts the goal, and how many collections it saves.
+
 package gcfloor_test
 
 import (

@@ -1,3 +1,5 @@
+// Packed files read back what was written.
+
 package packed_test
 
 import (
