@@ -63,6 +63,9 @@ type Engine struct {
 	// advances takes a merchant's advances in turn, across replicas on a
 	// shared backend.
 	advances paymock.AdvanceLocker
+	// unknownScenario bounds the warning of a metadata.scenario that
+	// names no scenario, which a merchant can set off on every create.
+	unknownScenario *warnLimit
 }
 
 // NewEngine returns the engine of cfg.
@@ -77,6 +80,8 @@ func NewEngine(cfg Config) (*Engine, error) {
 	e := &Engine{log: cfg.Logger, store: cfg.Store, clocks: cfg.Clocks, sched: cfg.Scheduler, ids: cfg.IDs,
 		hooks: cfg.Webhooks, events: cfg.Events, scenarios: cfg.Scenarios, variants: cfg.Variants, merchants: cfg.Merchants,
 		due: cfg.Due, advances: cfg.Advances}
+	realNow := func() time.Time { t, _ := e.clocks.RealNow(); return t }
+	e.unknownScenario = newWarnLimit(realNow, warnInterval, warnMerchants)
 	return e, nil
 }
 
@@ -95,13 +100,35 @@ func (e *Engine) Created(ctx context.Context, m *paymock.Merchant, p paymock.Pay
 	id := p.ID
 	sc, ok := e.scenarios.Select(p, t)
 	if !ok && t.MetadataScenario != "" {
-		e.log.WarnContext(ctx, "metadata.scenario names no scenario; the payment waits for an outcome",
-			"merchant", m.ID, "payment", id, "scenario", t.MetadataScenario)
+		e.warnUnknownScenario(ctx, m, id, t.MetadataScenario)
 	}
 	if ok {
 		e.log.DebugContext(ctx, "scenario selected", "merchant", m.ID, "payment", id, "scenario", sc.Name, "source", sc.Source)
 	}
 	e.schedule(ctx, m, p, sc, ok)
+}
+
+// warnUnknownScenario tells the honest merchant who mistyped a scenario
+// name, at most once a minute each and with a bounded prefix of the name,
+// so that a merchant creating at request rate cannot flood the log.
+func (e *Engine) warnUnknownScenario(ctx context.Context, m *paymock.Merchant, paymentID, name string) {
+	ok, suppressed, untracked := e.unknownScenario.allow(m.ID)
+	if !ok {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 6)
+	shown, cut := truncated(name, warnValueBytes)
+	attrs = append(attrs, slog.String("merchant", m.ID), slog.String("payment", paymentID), slog.String("scenario", shown))
+	if cut {
+		attrs = append(attrs, slog.Int("scenario_truncated_from_bytes", len(name)))
+	}
+	if suppressed > 0 {
+		attrs = append(attrs, slog.Int("suppressed", suppressed))
+	}
+	if untracked > 0 {
+		attrs = append(attrs, slog.Int("suppressed_untracked", untracked))
+	}
+	e.log.LogAttrs(ctx, slog.LevelWarn, "metadata.scenario names no scenario; the payment waits for an outcome", attrs...)
 }
 
 // fire is a scheduled transition: one that finds the payment already

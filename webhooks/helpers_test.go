@@ -1,3 +1,5 @@
+// Test helpers: a fake clock, receivers over loopback, and a dispatcher with the calls tests make of it.
+
 package webhooks
 
 import (
@@ -354,4 +356,24 @@ func endpointDeliveries(t testing.TB, d *Dispatcher, merchantID, endpointID stri
 		t.Fatalf("EndpointDeliveries(%s): %v", endpointID, err)
 	}
 	return recs, total
+}
+
+// blockingReceiver holds every request until release is called (or the
+// client gives up), and reports each arrival. release may be called more
+// than once.
+func blockingReceiver(t *testing.T) (rcv *receiver, arrived chan string, release func()) {
+	arrived = make(chan string, 100)
+	released := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(released) }) }
+	rcv = newReceiver(t, func(h hit, _ int) int {
+		arrived <- h.id
+		select {
+		case <-released:
+		case <-h.ctx.Done():
+		}
+		return http.StatusOK
+	})
+	t.Cleanup(release) // runs before the server's Close
+	return rcv, arrived, release
 }
