@@ -4,6 +4,7 @@ package merchants
 
 import (
 	"context"
+	"math"
 
 	"github.com/paymock/paymock"
 )
@@ -40,7 +41,8 @@ func (r *Registry) evictOne(ctx context.Context) bool {
 	}
 	r.evictMu.Lock()
 	defer r.evictMu.Unlock()
-	for _, c := range r.evictionCandidates() {
+	var buf [maxExaminedPerEviction]candidate
+	for _, c := range r.evictionCandidates(buf[:0]) {
 		holds, err := r.holdsSomething(ctx, c.e.ID)
 		if err != nil {
 			r.log.Warn("no merchant evicted: the store cannot be read", "error", err)
@@ -74,34 +76,36 @@ func (r *Registry) evictOne(ctx context.Context) bool {
 	return false
 }
 
-// evictionCandidates returns the at most maxExaminedPerEviction least
-// recently used merchants not kept, oldest first, from one pass over the
-// merchants held: a pass per examination would cost the cap's size each
-// time. The caller holds evictMu, which guards keptAt.
-func (r *Registry) evictionCandidates() []candidate {
-	var buf [maxExaminedPerEviction]candidate
-	out := buf[:0]
+// evictionCandidates appends to out (empty, of capacity
+// maxExaminedPerEviction) the least recently used merchants not kept,
+// oldest first, from one pass over the merchants held: a pass per
+// examination would cost the cap's size each time. The caller holds
+// evictMu, which guards keptAt, and gives out, so that it can stay on
+// its stack.
+func (r *Registry) evictionCandidates(out []candidate) []candidate {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	// Once out is full, only a merchant older than its youngest gets in:
+	// most of the cap is passed over with one comparison.
+	youngest := int64(math.MaxInt64)
 	for _, e := range r.byID {
 		at := e.lastUsed.Load()
-		if e.keptAt != 0 && e.keptAt == at {
+		if at >= youngest || (at == e.keptAt && at != 0) {
 			continue
 		}
-		if len(out) == cap(out) && at >= out[len(out)-1].at {
-			continue
-		}
-		// Insert in order; the youngest falls off when full.
 		i := len(out)
-		if len(out) < cap(out) {
+		if i < cap(out) {
 			out = append(out, candidate{})
 		} else {
-			i--
+			i-- // the youngest falls off
 		}
 		for ; i > 0 && out[i-1].at > at; i-- {
 			out[i] = out[i-1]
 		}
 		out[i] = candidate{e: e, at: at}
+		if len(out) == cap(out) {
+			youngest = out[len(out)-1].at
+		}
 	}
 	return out
 }

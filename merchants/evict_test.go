@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,4 +197,75 @@ func TestEvict_ExaminesAtMostTheBoundPerCallAndTheNextCallGoesOn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkEvict_NewTokenAtTheCap is one new token's request at a full
+// default cap: evicting an empty merchant, refused at a cap of merchants
+// kept and unused since, and refused after the 32 oldest were used again
+// (those 32 requests included: the most eviction now reads per request).
+func BenchmarkEvict_NewTokenAtTheCap(b *testing.B) {
+	const n = DefaultMaxMerchants
+	for _, tc := range []struct {
+		name     string
+		holding  bool // every merchant holds something
+		usedEach int  // merchants used again before each new token
+	}{
+		{"empty merchants, one evicted", false, 0},
+		{"kept merchants, none used since", true, 0},
+		{"kept merchants, 32 used since", true, 32},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			ctx := context.Background()
+			tick := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			ms, err := newRegistry(Config{
+				Now:   func() time.Time { tick = tick.Add(time.Microsecond); return tick },
+				Empty: func(context.Context, string) bool { return !tc.holding },
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			keys := make([]string, n)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("sk_test_held_%08d", i)
+				mustAuth(b, ms, keys[i])
+			}
+			for i := 0; tc.holding && i <= n/maxExaminedPerEviction; i++ { // every merchant examined and kept
+				if _, err := ms.Authenticate(ctx, fmt.Sprint("sk_test_marking_", i)); !errors.Is(err, paymock.ErrMerchantLimit) {
+					b.Fatalf("marking: %v", err)
+				}
+			}
+			fresh := make([]string, b.N)
+			for i := range fresh {
+				fresh[i] = fmt.Sprintf("sk_test_new_%08d", i)
+			}
+			used := 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := processCPU()
+			for i := range b.N {
+				for range tc.usedEach {
+					// Oldest first, so that each new token examines these.
+					if _, err := ms.Authenticate(ctx, keys[used%n]); err != nil {
+						b.Fatal(err)
+					}
+					used++
+				}
+				_, err := ms.Authenticate(ctx, fresh[i])
+				if tc.holding != errors.Is(err, paymock.ErrMerchantLimit) {
+					b.Fatalf("new token %d: %v", i, err)
+				}
+			}
+			// CPU time, since on a shared machine the wall time is mostly others'.
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
+		})
+	}
+}
+
+// processCPU is the process's CPU time, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
