@@ -1,72 +1,113 @@
-// Eviction: at the cap, the least recently used empty open-mode merchant
-// makes room for a new one.
+// Eviction: at the cap, the least recently used empty merchant makes room.
 
 package merchants
 
 import (
 	"context"
+	"math"
 
 	"github.com/paymock/paymock"
 )
+
+// maxExaminedPerEviction bounds the merchants one evictOne asks the store
+// about (two store reads and the sandbox's Empty each). A kept merchant is
+// examined again once it has been used, so a tenant that touches many
+// kept merchants could otherwise make every new token's request read the
+// store for each of them; past the bound that request gets the 429, and
+// the next one goes on from the merchants not examined yet, since those
+// examined are kept again until their next use.
+const maxExaminedPerEviction = 32
+
+// candidate is a merchant eviction may examine, with its lastUsed as it
+// was read: the merchant is evicted, or marked kept, only as of that use.
+type candidate struct {
+	e  *entry
+	at int64
+}
 
 // evictOne drops the least recently used open-mode merchant that holds
 // nothing (no created keys, no added endpoints, and Config.Empty), to make
 // room for a new one, and reports whether it did. Filling the cap with
 // empty merchants then cannot lock out the next one; merchants with
-// something stored are never evicted. Each merchant is asked about at most
-// once: one found holding something is marked kept.
+// something stored are never evicted. One found holding something is
+// marked kept until its next use and not asked about again before it:
+// what keeps a merchant (a payment, a fault rule, a created key, an added
+// endpoint) goes only through a request of its own (a reset, a delete, a
+// revoke). Deliveries under way end by themselves, so one kept only for
+// them waits for its next use, or for the idle TTL.
 func (r *Registry) evictOne(ctx context.Context) bool {
 	if r.empty == nil || !r.open {
 		return false
 	}
 	r.evictMu.Lock()
 	defer r.evictMu.Unlock()
-	for {
-		var oldest *entry
-		var at int64
-		r.mu.RLock()
-		for _, e := range r.byID {
-			if e.kept.Load() {
-				continue
-			}
-			if t := e.lastUsed.Load(); oldest == nil || t < at {
-				oldest, at = e, t
-			}
-		}
-		r.mu.RUnlock()
-		if oldest == nil {
-			return false
-		}
-		holds, err := r.holdsSomething(ctx, oldest.ID)
+	var buf [maxExaminedPerEviction]candidate
+	for _, c := range r.evictionCandidates(buf[:0]) {
+		holds, err := r.holdsSomething(ctx, c.e.ID)
 		if err != nil {
 			r.log.Warn("no merchant evicted: the store cannot be read", "error", err)
 			return false
 		}
 		if holds {
-			oldest.kept.Store(true)
+			c.e.keptAt = c.at
 			continue
 		}
 		r.mu.Lock()
 		// A request that authenticated meanwhile keeps its merchant; the
 		// next oldest is tried.
-		gone := r.byID[oldest.ID] == oldest && oldest.lastUsed.Load() == at
+		gone := r.byID[c.e.ID] == c.e && c.e.lastUsed.Load() == c.at
 		if gone {
-			delete(r.byID, oldest.ID)
-			delete(r.lastAdded, oldest.ID)
+			delete(r.byID, c.e.ID)
+			delete(r.lastAdded, c.e.ID)
 		}
 		r.mu.Unlock()
 		if !gone {
 			continue
 		}
-		if err := r.store.ReleaseMerchant(ctx, oldest.ID); err != nil {
-			r.log.Warn("evicted merchant not released in the store", "merchant", oldest.ID, "error", err)
+		if err := r.store.ReleaseMerchant(ctx, c.e.ID); err != nil {
+			r.log.Warn("evicted merchant not released in the store", "merchant", c.e.ID, "error", err)
 		}
 		if r.evicted != nil {
-			r.evicted(oldest.ID)
+			r.evicted(c.e.ID)
 		}
-		r.log.Info("evicted an empty open-mode merchant to make room for a new one", "merchant", oldest.ID, "max_merchants", r.maxMerchants)
+		r.log.Info("evicted an empty open-mode merchant to make room for a new one", "merchant", c.e.ID, "max_merchants", r.maxMerchants)
 		return true
 	}
+	return false
+}
+
+// evictionCandidates appends to out (empty, of capacity
+// maxExaminedPerEviction) the least recently used merchants not kept,
+// oldest first, from one pass over the merchants held: a pass per
+// examination would cost the cap's size each time. The caller holds
+// evictMu, which guards keptAt, and gives out, so that it can stay on
+// its stack.
+func (r *Registry) evictionCandidates(out []candidate) []candidate {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	// Once out is full, only a merchant older than its youngest gets in:
+	// most of the cap is passed over with one comparison.
+	youngest := int64(math.MaxInt64)
+	for _, e := range r.byID {
+		at := e.lastUsed.Load()
+		if at >= youngest || (at == e.keptAt && at != 0) {
+			continue
+		}
+		i := len(out)
+		if i < cap(out) {
+			out = append(out, candidate{})
+		} else {
+			i-- // the youngest falls off
+		}
+		for ; i > 0 && out[i-1].at > at; i-- {
+			out[i] = out[i-1]
+		}
+		out[i] = candidate{e: e, at: at}
+		if len(out) == cap(out) {
+			youngest = out[len(out)-1].at
+		}
+	}
+	return out
 }
 
 // holdsSomething reports whether a merchant has created keys or added

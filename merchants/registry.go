@@ -98,10 +98,11 @@ type entry struct {
 	// lastUsed is the Unix nanosecond time of the last Authenticate; an
 	// atomic so that recording it takes no lock on every request.
 	lastUsed atomic.Int64
-	// kept is set once the merchant was found holding something, so that
-	// eviction asks about each merchant at most once: a merchant that once
-	// held something is never evicted, only forgotten when idle.
-	kept atomic.Bool
+	// keptAt is the lastUsed eviction last found the merchant holding
+	// something at (0: not found so). While lastUsed is still that, the
+	// merchant is not asked about again (evictOne says why). Guarded by
+	// Registry.evictMu.
+	keptAt int64
 }
 
 // fixed is what the configuration gives a configured merchant.
