@@ -116,12 +116,17 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  left out %s: %s\n", s.Check, s.Reason)
 	}
 	fmt.Fprintf(&b, "\ncontract violations: %d\n", len(r.Violations))
-	for _, v := range r.Violations {
+	for _, g := range groupViolations(r.Violations) {
+		v := g.Violation
 		where := v.Param
 		if where == "" {
 			where = "(answer)"
 		}
-		fmt.Fprintf(&b, "  %s: %s %s -> %d: %s %s: %s\n", v.Check, v.Method, v.Path, v.Status, where, v.Code, v.Message)
+		times := ""
+		if g.count > 1 {
+			times = fmt.Sprintf(" (%d×)", g.count)
+		}
+		fmt.Fprintf(&b, "  %s: %s %s -> %d: %s %s: %s%s\n", v.Check, v.Method, v.Path, v.Status, where, v.Code, v.Message, times)
 	}
 	fmt.Fprintf(&b, "\ndrift: %d\n", len(r.Drift))
 	if len(r.Drift) > 0 {
@@ -287,4 +292,46 @@ func PointsMarkdown() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", p.ID, p.Topic, p.Spec, p.Needs, v)
 	}
 	return b.String()
+}
+
+// violationGroup is one line of the text report: the violations of one
+// answer that differ only in the index of a list item.
+type violationGroup struct {
+	Violation
+	count int
+}
+
+// groupViolations folds violations that differ only in list indices
+// (items.0.created_at, items.1.created_at...) into one, items.*.created_at,
+// in the order they first appear: a deployment that gets one field of a
+// payment wrong gets it wrong in every item of every list, and a hundred
+// lines of it would bury the drift below. The JSON and JUnit reports keep
+// every violation.
+func groupViolations(vs []Violation) []violationGroup {
+	var out []violationGroup
+	at := map[Violation]int{}
+	for _, v := range vs {
+		if p := starIndices(v.Param); p != v.Param {
+			v.Message = strings.ReplaceAll(v.Message, v.Param, p)
+			v.Param = p
+		}
+		if i, ok := at[v]; ok {
+			out[i].count++
+			continue
+		}
+		at[v] = len(out)
+		out = append(out, violationGroup{Violation: v, count: 1})
+	}
+	return out
+}
+
+// starIndices writes each numeric segment of a dotted path as "*".
+func starIndices(param string) string {
+	segs := strings.Split(param, ".")
+	for i, s := range segs {
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			segs[i] = "*"
+		}
+	}
+	return strings.Join(segs, ".")
 }
