@@ -34,8 +34,12 @@ type Unobserved struct {
 
 // Settings are the paymock settings that bring the twin closest.
 type Settings struct {
-	// Variants is the --variants value to run paymock with.
+	// Variants is the --variants value to run paymock with; "" when the
+	// run compared none of the points a setting changes (NotCompared).
 	Variants string `json:"variants"`
+	// NotCompared are the points a setting changes that the run saw
+	// nothing to compare on, when it compared none of them.
+	NotCompared []string `json:"not_compared,omitempty"`
 	// Unmatched are the drifting points no setting changes.
 	Unmatched []string `json:"unmatched"`
 }
@@ -66,10 +70,17 @@ func (r *Report) Failed() bool {
 // compare fills drift, the points not compared, and the settings.
 func (r *Report) compare(pm, dep *observations) {
 	variants := map[string]bool{}
+	var settable, settableUnseen []string
 	for _, p := range Points() {
 		a, b := p.answers(pm, dep)
+		if p.suggest != nil {
+			settable = append(settable, p.ID)
+		}
 		if a == "" || b == "" {
 			r.Unobserved = append(r.Unobserved, Unobserved{Point: p.ID, Topic: p.Topic, Needs: p.Needs})
+			if p.suggest != nil {
+				settableUnseen = append(settableUnseen, p.ID)
+			}
 			continue
 		}
 		if a == b {
@@ -87,6 +98,10 @@ func (r *Report) compare(pm, dep *observations) {
 		r.Drift = append(r.Drift, d)
 	}
 	switch {
+	// "default" would claim paymock's forms match a deployment whose
+	// forms the run never saw (one that stopped at its first check).
+	case len(settableUnseen) == len(settable):
+		r.Settings.NotCompared = settableUnseen
 	case variants["all"]:
 		r.Settings.Variants = "all"
 	case len(variants) == 0:
@@ -144,7 +159,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "not compared (nothing to compare on one side): %s\n", strings.Join(ids, ", "))
 	}
-	fmt.Fprintf(&b, "\nclosest paymock: --variants %s\n", r.Settings.Variants)
+	if r.Settings.Variants == "" {
+		fmt.Fprintf(&b, "\nclosest paymock: not known: the run compared none of the points a setting changes (%s)\n",
+			strings.Join(r.Settings.NotCompared, ", "))
+	} else {
+		fmt.Fprintf(&b, "\nclosest paymock: --variants %s\n", r.Settings.Variants)
+	}
 	if len(r.Settings.Unmatched) > 0 {
 		fmt.Fprintf(&b, "  no setting changes: %s\n", strings.Join(r.Settings.Unmatched, ", "))
 	}
