@@ -28,6 +28,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -466,6 +467,14 @@ func (s *Server) pageRedirect(c *echo.Context, to string) error {
 	v := s.baseView("Redirecting")
 	v.Location = to
 	c.Response().Header().Set("Location", to)
+	// Chromium keeps even a no-store page in its back/forward cache unless
+	// a cookie of the page changed meanwhile: without one, Back from the
+	// shop showed the page as it was, Pay button and all, for a payment
+	// already completed. A cookie of this page's path, new on every action,
+	// makes Back load the page again, and it shows the outcome. It carries
+	// nothing and is read by nobody.
+	http.SetCookie(c.Response(), &http.Cookie{Name: "paymock_page", Value: strconv.FormatInt(time.Now().UnixNano(), 36),
+		Path: c.Request().URL.Path, MaxAge: 60, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	return s.renderPage(c, http.StatusSeeOther, "redirect", v)
 }
 

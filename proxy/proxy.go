@@ -8,7 +8,6 @@ package proxy
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -31,8 +30,8 @@ import (
 // DefaultBodyLimit bounds a request body the proxy reads and forwards.
 const DefaultBodyLimit = 8 << 20
 
-// maxAnswer bounds an upstream answer the proxy reads.
-const maxAnswer = 64 << 20
+// DefaultAnswerLimit bounds an upstream answer the proxy reads.
+const DefaultAnswerLimit = 64 << 20
 
 // Config is what a Proxy is built from.
 type Config struct {
@@ -49,6 +48,8 @@ type Config struct {
 	JournalSize int
 	// BodyLimit bounds a request body; 0 means DefaultBodyLimit.
 	BodyLimit int64
+	// AnswerLimit bounds an upstream answer; 0 means DefaultAnswerLimit.
+	AnswerLimit int64
 	// Logger receives a line per exchange that broke the contract; nil
 	// discards them.
 	Logger *slog.Logger
@@ -62,6 +63,7 @@ type Proxy struct {
 	journal  *Journal
 	recorder *recorder
 	limit    int64
+	answers  int64
 	log      *slog.Logger
 }
 
@@ -80,7 +82,7 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	p := &Proxy{upstream: u, client: cfg.Client, doc: docs.Service, journal: NewJournal(docs.Service, cfg.JournalSize),
-		limit: cfg.BodyLimit, log: cfg.Logger}
+		limit: cfg.BodyLimit, answers: cfg.AnswerLimit, log: cfg.Logger}
 	if p.client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		// The answer goes back as the upstream sent it: no gzip asked
@@ -90,6 +92,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if p.limit <= 0 {
 		p.limit = DefaultBodyLimit
+	}
+	if p.answers <= 0 {
+		p.answers = DefaultAnswerLimit
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -171,6 +176,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	copyHeader(out.Header, r.Header)
+	if ae := acceptable(r.Header.Get("Accept-Encoding")); ae != "" {
+		out.Header.Set("Accept-Encoding", ae)
+	}
 	if len(body) == 0 {
 		out.Body, out.ContentLength = http.NoBody, 0
 	}
@@ -182,10 +190,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, p.answers+1))
 	if err != nil {
+		p.log.WarnContext(r.Context(), "upstream answer unreadable", "upstream", p.upstream.Host, "error", err.Error())
 		writeError(w, http.StatusBadGateway, &paymock.Error{Type: paymock.APIError, Code: "upstream_answer_unreadable",
 			Message: fmt.Sprintf("paymock proxy: reading the answer of %s: %v", p.upstream.Host, err)})
+		return
+	}
+	// Passing on the first part of a longer answer, under the upstream's
+	// Content-Length, would hand the client a body cut short: a 502 that
+	// says why is the honest answer.
+	if int64(len(answer)) > p.answers {
+		p.log.WarnContext(r.Context(), "upstream answer too large", "upstream", p.upstream.Host, "limit_bytes", p.answers)
+		writeError(w, http.StatusBadGateway, &paymock.Error{Type: paymock.APIError, Code: "upstream_answer_too_large",
+			Message: fmt.Sprintf("paymock proxy: the answer of %s is larger than %d bytes", p.upstream.Host, p.answers)})
 		return
 	}
 	copyHeader(w.Header(), resp.Header)
@@ -196,7 +214,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x := Exchange{Request: r, Body: body, Authenticated: bearer(r.Header) != "", Status: resp.StatusCode, Header: resp.Header, Answer: answer}
-	if x.Answer, x.Header, err = decoded(resp.Header, answer); err != nil {
+	if x.Answer, x.Header, err = decoded(resp.Header, answer, p.answers); err != nil {
 		x.Answer, x.Header = answer, resp.Header
 	}
 	op, vs := Check(r.Context(), p.doc, x)
@@ -213,26 +231,6 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.log.ErrorContext(r.Context(), "recording the exchange failed", "error", err.Error())
 		}
 	}
-}
-
-// decoded undoes a gzip Content-Encoding for the check, and returns the
-// header the decoded body goes with.
-func decoded(h http.Header, body []byte) ([]byte, http.Header, error) {
-	if !strings.EqualFold(h.Get("Content-Encoding"), "gzip") {
-		return body, h, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(body))
-	if err != nil {
-		return nil, nil, err
-	}
-	plain, err := io.ReadAll(io.LimitReader(zr, maxAnswer))
-	if err != nil {
-		return nil, nil, err
-	}
-	h = h.Clone()
-	h.Del("Content-Encoding")
-	h.Del("Content-Length")
-	return plain, h, nil
 }
 
 // bearer is the well-formed bearer token of a request, or "".

@@ -483,3 +483,44 @@ func TestBrowser_StylesheetApplies(t *testing.T) {
 		t.Errorf("card is %vpx wide on a desktop: the stylesheet did not apply", width)
 	}
 }
+
+// TestBrowser_BackFromTheShopShowsTheOutcome presses Back on the shop's
+// page, as a customer does, after each action that moves the payment:
+// the page comes back showing the outcome, with no button left to press,
+// not as the browser kept it before the click.
+func TestBrowser_BackFromTheShopShowsTheOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		name, action, status string
+		card                 bool
+	}{
+		{"checkout pay", "pay", "completed", false},
+		{"checkout fail", "fail", "failed", false},
+		{"3DS approve", "approve", "completed", true},
+		{"3DS decline", "decline", "failed", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBrowserEnv(t)
+			_, u := b.createPayment(func(body map[string]any) {
+				if tc.card {
+					withCard(body)
+				}
+			})
+			b.open(u, `button[data-action="`+tc.action+`"]`)
+			b.click(tc.action, "#landed")
+			// history.back(), not chromedp.NavigateBack: a page restored
+			// from the back/forward cache fires no load event to wait for.
+			b.run(chromedp.Evaluate[chromedp.Void](`history.back()`))
+			ctx, cancel := context.WithTimeout(b.tab, 10*time.Second)
+			defer cancel()
+			if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-status="`+tc.status+`"]`))); err != nil {
+				// Evaluate, as chromedp's Location and Text wait for a load
+				// that a restored page never fires.
+				shown, _ := chromedp.Run(b.tab, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+				t.Fatalf("Back from the shop: no %s status (%v); the page shows:\n%s", tc.status, err, shown)
+			}
+			if n := b.count("form, button, [data-action]"); n != 0 {
+				t.Errorf("%d actions on the page Back showed for a %s payment", n, tc.status)
+			}
+		})
+	}
+}

@@ -103,6 +103,18 @@ fi
 [ "$(docker run --rm "$image" version)" = "paymock test $(go env GOVERSION) linux/amd64" ] ||
   fail "paymock version in the image: $(docker run --rm "$image" version)"
 
+# The documented config mount: a file kept private (0600, as files with
+# keys are) is not readable by uid 65532, and the start says so.
+printf 'merchants:\n  - {name: acme, api_keys: [sk_test_acme]}\n' >"$tmp/private.yaml"
+chmod 600 "$tmp/private.yaml"
+out=$(docker run --rm -v "$tmp/private.yaml:/paymock.yaml:ro" -e PAYMOCK_CONFIG=/paymock.yaml "$image" 2>&1) &&
+  fail "a config unreadable to uid 65532 was accepted"
+case $out in
+*"paymock runs as uid 65532, which may not read /paymock.yaml"*) ;;
+*) fail "a private config mounted: $out" ;;
+esac
+say "a private config file is refused naming uid 65532"
+
 net=$run
 docker network create "$net" >/dev/null
 networks+=("$net")

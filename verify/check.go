@@ -45,6 +45,13 @@ func CheckAnswer(ctx context.Context, doc *contract.Document, req *http.Request,
 		add("", "status_undeclared", fmt.Sprintf("status %d is not declared for %s (declared: %s)", status, rt.OperationID(), joinInts(declared)))
 		return out
 	}
+	// The caller hands over the body decoded; a coding still named here
+	// is one it could not undo, and "not valid JSON" would blame bytes
+	// nobody has read.
+	if ce := strings.TrimSpace(header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
+		add("", "content_encoding", fmt.Sprintf("the answer is Content-Encoding %s, which could not be decoded: its body was not checked", ce))
+		return out
+	}
 	if mt, _, _ := mime.ParseMediaType(header.Get("Content-Type")); mt != "application/json" {
 		if mt == "" {
 			mt = "no Content-Type"

@@ -34,8 +34,12 @@ type Unobserved struct {
 
 // Settings are the paymock settings that bring the twin closest.
 type Settings struct {
-	// Variants is the --variants value to run paymock with.
+	// Variants is the --variants value to run paymock with; "" when the
+	// run compared none of the points a setting changes (NotCompared).
 	Variants string `json:"variants"`
+	// NotCompared are the points a setting changes that the run saw
+	// nothing to compare on, when it compared none of them.
+	NotCompared []string `json:"not_compared,omitempty"`
 	// Unmatched are the drifting points no setting changes.
 	Unmatched []string `json:"unmatched"`
 }
@@ -66,10 +70,17 @@ func (r *Report) Failed() bool {
 // compare fills drift, the points not compared, and the settings.
 func (r *Report) compare(pm, dep *observations) {
 	variants := map[string]bool{}
+	var settable, settableUnseen []string
 	for _, p := range Points() {
 		a, b := p.answers(pm, dep)
+		if p.suggest != nil {
+			settable = append(settable, p.ID)
+		}
 		if a == "" || b == "" {
 			r.Unobserved = append(r.Unobserved, Unobserved{Point: p.ID, Topic: p.Topic, Needs: p.Needs})
+			if p.suggest != nil {
+				settableUnseen = append(settableUnseen, p.ID)
+			}
 			continue
 		}
 		if a == b {
@@ -87,6 +98,10 @@ func (r *Report) compare(pm, dep *observations) {
 		r.Drift = append(r.Drift, d)
 	}
 	switch {
+	// "default" would claim paymock's forms match a deployment whose
+	// forms the run never saw (one that stopped at its first check).
+	case len(settableUnseen) == len(settable):
+		r.Settings.NotCompared = settableUnseen
 	case variants["all"]:
 		r.Settings.Variants = "all"
 	case len(variants) == 0:
@@ -116,12 +131,17 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  left out %s: %s\n", s.Check, s.Reason)
 	}
 	fmt.Fprintf(&b, "\ncontract violations: %d\n", len(r.Violations))
-	for _, v := range r.Violations {
+	for _, g := range groupViolations(r.Violations) {
+		v := g.Violation
 		where := v.Param
 		if where == "" {
 			where = "(answer)"
 		}
-		fmt.Fprintf(&b, "  %s: %s %s -> %d: %s %s: %s\n", v.Check, v.Method, v.Path, v.Status, where, v.Code, v.Message)
+		times := ""
+		if g.count > 1 {
+			times = fmt.Sprintf(" (%d×)", g.count)
+		}
+		fmt.Fprintf(&b, "  %s: %s %s -> %d: %s %s: %s%s\n", v.Check, v.Method, v.Path, v.Status, where, v.Code, v.Message, times)
 	}
 	fmt.Fprintf(&b, "\ndrift: %d\n", len(r.Drift))
 	if len(r.Drift) > 0 {
@@ -139,7 +159,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "not compared (nothing to compare on one side): %s\n", strings.Join(ids, ", "))
 	}
-	fmt.Fprintf(&b, "\nclosest paymock: --variants %s\n", r.Settings.Variants)
+	if r.Settings.Variants == "" {
+		fmt.Fprintf(&b, "\nclosest paymock: not known: the run compared none of the points a setting changes (%s)\n",
+			strings.Join(r.Settings.NotCompared, ", "))
+	} else {
+		fmt.Fprintf(&b, "\nclosest paymock: --variants %s\n", r.Settings.Variants)
+	}
 	if len(r.Settings.Unmatched) > 0 {
 		fmt.Fprintf(&b, "  no setting changes: %s\n", strings.Join(r.Settings.Unmatched, ", "))
 	}
@@ -287,4 +312,46 @@ func PointsMarkdown() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", p.ID, p.Topic, p.Spec, p.Needs, v)
 	}
 	return b.String()
+}
+
+// violationGroup is one line of the text report: the violations of one
+// answer that differ only in the index of a list item.
+type violationGroup struct {
+	Violation
+	count int
+}
+
+// groupViolations folds violations that differ only in list indices
+// (items.0.created_at, items.1.created_at...) into one, items.*.created_at,
+// in the order they first appear: a deployment that gets one field of a
+// payment wrong gets it wrong in every item of every list, and a hundred
+// lines of it would bury the drift below. The JSON and JUnit reports keep
+// every violation.
+func groupViolations(vs []Violation) []violationGroup {
+	var out []violationGroup
+	at := map[Violation]int{}
+	for _, v := range vs {
+		if p := starIndices(v.Param); p != v.Param {
+			v.Message = strings.ReplaceAll(v.Message, v.Param, p)
+			v.Param = p
+		}
+		if i, ok := at[v]; ok {
+			out[i].count++
+			continue
+		}
+		at[v] = len(out)
+		out = append(out, violationGroup{Violation: v, count: 1})
+	}
+	return out
+}
+
+// starIndices writes each numeric segment of a dotted path as "*".
+func starIndices(param string) string {
+	segs := strings.Split(param, ".")
+	for i, s := range segs {
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			segs[i] = "*"
+		}
+	}
+	return strings.Join(segs, ".")
 }

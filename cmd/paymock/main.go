@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/signal"
@@ -68,12 +69,28 @@ func exitCode(err error, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "paymock: %v\n", err)
+	if hint := permissionHint(err); hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "Run %q for usage.\n", ue.helpCommand())
 		return 2
 	}
 	return 1
+}
+
+// permissionHint says who paymock runs as when a file it reads was
+// refused: the image runs as uid 65532, and a config mounted from a file
+// kept private (0600, as files with keys and secrets are) cannot be read
+// by it, which "permission denied" alone does not tell.
+func permissionHint(err error) string {
+	var pe *fs.PathError
+	if !errors.Is(err, fs.ErrPermission) || !errors.As(err, &pe) || pe.Op != "open" {
+		return ""
+	}
+	return fmt.Sprintf("paymock runs as uid %d, which may not read %s: make it readable to that user (chmod a+r), "+
+		"or run paymock as the file's owner (in docker: --user \"$(id -u)\")", os.Getuid(), pe.Path)
 }
 
 // hooks lets tests observe and extend a run; the zero value does nothing.

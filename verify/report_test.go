@@ -1,0 +1,86 @@
+// Tests of the text report: what a person reads of a deployment that gets
+// one field wrong in every payment.
+
+package verify
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/paymock/paymock/paymocktest"
+)
+
+// fractionalSeconds is a deployment that answers as paymock does but
+// writes every timestamp with a fraction of a second, as Prism's dynamic
+// mode does: each payment of every list breaks the contract four times.
+func fractionalSeconds(t *testing.T) (*httptest.Server, *paymocktest.Server) {
+	t.Helper()
+	s := paymocktest.New(t, paymocktest.AllowViolations(), paymocktest.WithFakePayments(20))
+	stamp := regexp.MustCompile(`("[a-z_]+_at":"[0-9-]+T[0-9:]+)Z"`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out, err := http.NewRequestWithContext(r.Context(), r.Method, s.URL+r.URL.RequestURI(), r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		out.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		body = stamp.ReplaceAll(body, []byte(`$1.0Z"`))
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, s
+}
+
+func TestWriteText_TheSameViolationInEveryListItemIsOneLineWithItsCount(t *testing.T) {
+	srv, s := fractionalSeconds(t)
+	rep := runAgainst(t, Config{BaseURL: srv.URL, APIKey: s.APIKey})
+	out := text(t, rep)
+	// The JSON report keeps each one; the text counts them.
+	want := map[string]int{}
+	for _, v := range rep.Violations {
+		if strings.HasPrefix(v.Param, "items.") {
+			want[v.Check+" "+starIndices(v.Param)]++
+		}
+	}
+	if n := want["list.per_page_100 items.*.created_at"]; n < 20 {
+		t.Fatalf("the list of 100 found %d items with a fractional created_at, want at least the 20 fake payments:\n%s", n, out)
+	}
+	if strings.Contains(out, "items.0.") || strings.Contains(out, "items.1.") {
+		t.Errorf("the text lists item by item:\n%s", out)
+	}
+	for key, n := range want {
+		check, param, _ := strings.Cut(key, " ")
+		line := fmt.Sprintf("  %s: GET ", check)
+		suffix := fmt.Sprintf("%s parameter_invalid: %s is not in the expected form\n", param, param)
+		if n > 1 {
+			suffix = fmt.Sprintf("%s parameter_invalid: %s is not in the expected form (%d×)\n", param, param, n)
+		}
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(line) + `\S+ -> 200: ` + regexp.QuoteMeta(suffix)).MatchString(out) {
+			t.Errorf("no line %q...%q in:\n%s", line, suffix, out)
+		}
+	}
+	if got := strings.Count(out, "\n  "); got >= len(rep.Violations) {
+		t.Errorf("%d indented lines for %d violations: nothing was folded", got, len(rep.Violations))
+	}
+}
