@@ -72,9 +72,9 @@ func TestWriteText_TheSameViolationInEveryListItemIsOneLineWithItsCount(t *testi
 	for key, n := range want {
 		check, param, _ := strings.Cut(key, " ")
 		line := fmt.Sprintf("  %s: GET ", check)
-		suffix := fmt.Sprintf("%s parameter_invalid: %s is not in the expected form\n", param, param)
+		suffix := fmt.Sprintf("%s parameter_invalid: %s must be a UTC time in whole seconds, YYYY-MM-DDThh:mm:ssZ\n", param, param)
 		if n > 1 {
-			suffix = fmt.Sprintf("%s parameter_invalid: %s is not in the expected form (%d×)\n", param, param, n)
+			suffix = fmt.Sprintf("%s parameter_invalid: %s must be a UTC time in whole seconds, YYYY-MM-DDThh:mm:ssZ (%d×)\n", param, param, n)
 		}
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(line) + `\S+ -> 200: ` + regexp.QuoteMeta(suffix)).MatchString(out) {
 			t.Errorf("no line %q...%q in:\n%s", line, suffix, out)
