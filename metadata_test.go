@@ -67,13 +67,7 @@ func TestJSONDepth_CountsBracketsOutsideStrings(t *testing.T) {
 // BenchmarkJSONDepth measures the depth of a 200-byte create body and of
 // a megabyte of them in one array.
 func BenchmarkJSONDepth(b *testing.B) {
-	small := `{"amount":10.50,"currency":"USD","customer":{"email":"buyer@example.com","name":"A \"B\" C"},` +
-		`"metadata":{"order":"4242424242","tags":["x","y"],"n":[1,2,3]},"success_url":"https://shop.example.com/ok"}`
-	large := "[" + strings.Repeat(small+",", (1<<20)/(len(small)+1)-1) + small + "]"
-	for _, bc := range []struct {
-		name string
-		data []byte
-	}{{"200B", []byte(small)}, {"1MB", []byte(large)}} {
+	for _, bc := range scanBodies() {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.data)))
 			b.ReportAllocs()

@@ -237,7 +237,8 @@ func BenchmarkCountValues(b *testing.B) {
 }
 
 // scanBodies are what the walks outside strings are measured on: a create
-// body of 200 bytes, and a megabyte of them in one array.
+// body of 200 bytes, and a megabyte of them in one array, as the root
+// package's scanBodies.
 func scanBodies() []struct {
 	name string
 	data []byte

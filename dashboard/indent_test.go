@@ -66,7 +66,9 @@ func TestIndentedSize_KeepsItsSizeOnTrickyBytes(t *testing.T) {
 }
 
 // BenchmarkIndentedSize sizes the indented form of a 200-byte create body
-// and of a megabyte of them in one array.
+// and of a megabyte of them in one array: the bodies of the root package's
+// and the contract's scanBodies, built here again since one package's
+// test helpers are not another's.
 func BenchmarkIndentedSize(b *testing.B) {
 	small := `{"amount":10.50,"currency":"USD","customer":{"email":"buyer@example.com","name":"A \"B\" C"},` +
 		`"metadata":{"order":"4242424242","tags":["x","y"],"n":[1,2,3]},"success_url":"https://shop.example.com/ok"}`
