@@ -1,5 +1,4 @@
-// Walking a JSON document's structure without parsing it: the bytes
-// outside its strings that open, close or separate values.
+// The walk over a JSON document's structural bytes outside its strings.
 
 package paymock
 

@@ -160,7 +160,8 @@ func tooManyValues(data []byte, max int) bool {
 	return len(data) > max && countValues(data, max) > max
 }
 
-// countValues counts data's JSON values, stopping once past max.
+// countValues counts data's JSON values, stopping once past max, which is
+// at least 1 (the body's own value).
 func countValues(data []byte, max int) int {
 	var buf [64]bool
 	inArray := buf[:0] // innermost container last: an array or not
