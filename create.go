@@ -453,21 +453,8 @@ func validateMetadata(raw []byte) []Violation {
 // verdict.
 func jsonDepth(raw []byte) int {
 	depth, deepest := 0, 0
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++ // the escaped byte cannot end the string
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
+	for i := NextJSONStructural(raw, 0); i < len(raw); i = NextJSONStructural(raw, i+1) {
+		switch raw[i] {
 		case '[', '{':
 			depth++
 			deepest = max(deepest, depth)

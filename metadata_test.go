@@ -41,10 +41,39 @@ func TestJSONDepth_CountsBracketsOutsideStrings(t *testing.T) {
 		{`[[],[[]],[]]`, 3},
 		{`["\"[[["]`, 1},
 		{`["\\",[[]]]`, 3},
+		// What a walk outside strings could get wrong, JSON or not: the
+		// depth is not floored at 0, so closers first hide openers.
+		{``, 0},
+		{`"\\\"[{"`, 0},
+		{`"a\\",[`, 1},
+		{`"ab\`, 0},
+		{`["\\\"]",[]]`, 2},
+		{`{"k\"ey":"v,:[]{}","n":[null,true,false,-0.5e+2]}`, 2},
+		{`["é\u00e9",{"ü":[]}]`, 3},
+		{"{\"a\":{\"b\":{\"c\":[\t\n\r]}}}", 4},
+		{`]]}[`, 0},
+		{`]][[[`, 1},
+		{`}{{"a":[]`, 2},
+		{`"unterminated [`, 0},
+		{strings.Repeat("[", 70) + strings.Repeat("]", 70), 70},
 	}
 	for _, tc := range tests {
 		if got := jsonDepth([]byte(tc.raw)); got != tc.want {
 			t.Errorf("jsonDepth(%s) = %d, want %d", tc.raw, got, tc.want)
 		}
+	}
+}
+
+// BenchmarkJSONDepth measures the depth of a 200-byte create body and of
+// a megabyte of them in one array.
+func BenchmarkJSONDepth(b *testing.B) {
+	for _, bc := range scanBodies() {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				jsonDepth(bc.data)
+			}
+		})
 	}
 }

@@ -160,26 +160,14 @@ func tooManyValues(data []byte, max int) bool {
 	return len(data) > max && countValues(data, max) > max
 }
 
-// countValues counts data's JSON values, stopping once past max.
+// countValues counts data's JSON values, stopping once past max, which is
+// at least 1 (the body's own value).
 func countValues(data []byte, max int) int {
 	var buf [64]bool
 	inArray := buf[:0] // innermost container last: an array or not
 	n := 1             // the body's own value
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++ // the escaped byte cannot end the string
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
+	for i := paymock.NextJSONStructural(data, 0); i < len(data); i = paymock.NextJSONStructural(data, i+1) {
+		switch data[i] {
 		case ':':
 			n++
 		case '{':

@@ -178,3 +178,79 @@ func FuzzCountValues_AgreesWithTheDecoder(f *testing.F) {
 		}
 	})
 }
+
+// TestCountValues_KeepsItsCountOnTrickyBytes pins the count of values on
+// bodies where a quote, a backslash or a bracket could mislead a walk
+// outside strings, valid JSON or not, and where the count stops past max.
+func TestCountValues_KeepsItsCountOnTrickyBytes(t *testing.T) {
+	tests := []struct {
+		data string
+		max  int
+		want int
+	}{
+		{``, 1 << 30, 1},
+		{`-12.5e3`, 1 << 30, 1},
+		{`"\\\"[{"`, 1 << 30, 1},
+		{`"a\\",[`, 1 << 30, 1},
+		{`"ab\`, 1 << 30, 1},
+		{`{"a":1}`, 1 << 30, 2},
+		{`{"a":[1,2,{"b":"c\"d"}]}`, 1 << 30, 6},
+		{`{"a":[1,2,{"b":"c\"d"}]}`, 3, 4},
+		{`[[[]],[{}]]`, 1 << 30, 5},
+		{`[[[]],[{}]]`, 3, 4},
+		{`"[[["`, 1, 1},
+		{`[1]`, 1, 2},
+		{`"s",[1,2`, 1, 2},
+		{` [ 1 , 2 ] `, 1 << 30, 3},
+		{"[ \t\n\r]", 1 << 30, 1},
+		{`["\\",[[]]]`, 1 << 30, 4},
+		{`["\\\"]",[]]`, 1 << 30, 3},
+		{`{"k\"ey":"v,:[]{}","n":[null,true,false,-0.5e+2]}`, 1 << 30, 7},
+		{`["é\u00e9",{"ü":[]}]`, 1 << 30, 4},
+		{`]]}[`, 1 << 30, 1},
+		{`}{{"a":[]`, 1 << 30, 2},
+		{`[1,,2]`, 1 << 30, 4},
+		{`[,]`, 1 << 30, 3},
+		{`{:}`, 1 << 30, 2},
+		{`"unterminated [`, 1 << 30, 1},
+		// Past 64 open arrays the stack of containers leaves its buffer.
+		{strings.Repeat("[1,", 70) + "1" + strings.Repeat("]", 70), 1 << 30, 141},
+		{strings.Repeat("[1,", 70) + "1" + strings.Repeat("]", 70), 3, 4},
+		{strings.Repeat("{\"a\":[1,", 70) + strings.Repeat("]}", 70), 1 << 30, 211},
+	}
+	for _, tc := range tests {
+		if got := countValues([]byte(tc.data), tc.max); got != tc.want {
+			t.Errorf("countValues(%q, %d) = %d, want %d", tc.data, tc.max, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkCountValues counts the values of a 200-byte create body and of
+// a megabyte of them in one array, the most a request body may be.
+func BenchmarkCountValues(b *testing.B) {
+	for _, bc := range scanBodies() {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				countValues(bc.data, 1<<30)
+			}
+		})
+	}
+}
+
+// scanBodies are what the walks outside strings are measured on: a create
+// body of 200 bytes, and a megabyte of them in one array, as the root
+// package's scanBodies.
+func scanBodies() []struct {
+	name string
+	data []byte
+} {
+	small := `{"amount":10.50,"currency":"USD","customer":{"email":"buyer@example.com","name":"A \"B\" C"},` +
+		`"metadata":{"order":"4242424242","tags":["x","y"],"n":[1,2,3]},"success_url":"https://shop.example.com/ok"}`
+	large := "[" + strings.Repeat(small+",", (1<<20)/(len(small)+1)-1) + small + "]"
+	return []struct {
+		name string
+		data []byte
+	}{{"200B", []byte(small)}, {"1MB", []byte(large)}}
+}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/paymock/paymock"
 )
 
 // The kinds of a node.
@@ -94,21 +96,8 @@ const presizeBytes = 64 << 10
 // the body's own value.
 func nodeBound(data []byte) int {
 	n := 1
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++ // the escaped byte cannot end the string
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
+	for i := paymock.NextJSONStructural(data, 0); i < len(data); i = paymock.NextJSONStructural(data, i+1) {
+		switch data[i] {
 		case ':':
 			n += 2
 		case ',', '[':

@@ -25,6 +25,56 @@ func FuzzNodeBound_CoversTheTree(f *testing.F) {
 	})
 }
 
+// TestNodeBound_KeepsItsBoundOnTrickyBytes pins the bound on bodies
+// where a quote, a backslash or a bracket could mislead a walk outside
+// strings, valid JSON or not.
+func TestNodeBound_KeepsItsBoundOnTrickyBytes(t *testing.T) {
+	tests := []struct {
+		data string
+		want int
+	}{
+		{``, 1},
+		{`-12.5e3`, 1},
+		{`"\\\"[{"`, 1},
+		{`"[{,:}]"`, 1},
+		{`"a\\",[`, 3},
+		{`"ab\`, 1},
+		{`{"a":1}`, 3},
+		{`{"a":[1,2,{"b":"c\"d"}]}`, 8},
+		{`[[[]],[{}]]`, 6},
+		{"[ \t\n\r]", 2},
+		{`["\\",[[]]]`, 5},
+		{`["\\\"]",[]]`, 4},
+		{`{"k\"ey":"v,:[]{}","n":[null,true,false,-0.5e+2]}`, 10},
+		{`["é\u00e9",{"ü":[]}]`, 6},
+		{`]]}[`, 2},
+		{`}{{"a":[]`, 4},
+		{`[1,,2]`, 4},
+		{`{:}`, 3},
+		{`"unterminated [`, 1},
+		{strings.Repeat("[1,", 70) + "1" + strings.Repeat("]", 70), 141},
+	}
+	for _, tc := range tests {
+		if got := nodeBound([]byte(tc.data)); got != tc.want {
+			t.Errorf("nodeBound(%q) = %d, want %d", tc.data, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkNodeBound bounds the nodes of a 200-byte create body and of a
+// megabyte of them, the size of body parseTree counts before parsing.
+func BenchmarkNodeBound(b *testing.B) {
+	for _, bc := range scanBodies() {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				nodeBound(bc.data)
+			}
+		})
+	}
+}
+
 // TestParseTree_SizesALargeBodyOnce: a large body's nodes are allocated
 // once, not grown a quarter at a time through dozens of copies.
 func TestParseTree_SizesALargeBodyOnce(t *testing.T) {

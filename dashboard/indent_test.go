@@ -5,6 +5,7 @@ package dashboard
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -24,4 +25,64 @@ func FuzzIndentedSize_BoundsJSONIndent(f *testing.F) {
 			t.Fatalf("indentedSize(%q) = %d, json.Indent writes %d", raw, got, b.Len())
 		}
 	})
+}
+
+// TestIndentedSize_KeepsItsSizeOnTrickyBytes pins the size on values where
+// a quote, a backslash or a bracket could mislead a walk outside strings,
+// valid JSON or not: every byte counts once, and the depth is floored at 0.
+func TestIndentedSize_KeepsItsSizeOnTrickyBytes(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want int
+	}{
+		{``, 0},
+		{` `, 1},
+		{`-12.5e3`, 7},
+		{`"\""`, 4},
+		{`"\\\"[{"`, 8},
+		{`"a\\",[`, 11},
+		{`"ab\`, 4},
+		{`{"a":1}`, 12},
+		{`{"a":[1,2,{"b":"c\"d"}]}`, 60},
+		{` [ 1 , 2 ] `, 18},
+		{`[[],[[]],[]]`, 58},
+		{`["\\",[[]]]`, 38},
+		{`["\\\"]",[]]`, 27},
+		{`["é\u00e9",{"ü":[]}]`, 50},
+		{"{\"a\":{\"b\":{\"c\":[\t\n\r]}}}", 66},
+		{`]]}[`, 10},
+		{`]][[[`, 22},
+		{`}{{"a":[]`, 31},
+		{`[1,,2]`, 16},
+		{`{:}`, 8},
+		{`"unterminated [`, 15},
+		{strings.Repeat("[", 70) + strings.Repeat("]", 70), 10080},
+	}
+	for _, tc := range tests {
+		if got := indentedSize([]byte(tc.raw)); got != tc.want {
+			t.Errorf("indentedSize(%q) = %d, want %d", tc.raw, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkIndentedSize sizes the indented form of a 200-byte create body
+// and of a megabyte of them in one array: the bodies of the root package's
+// and the contract's scanBodies, built here again since one package's
+// test helpers are not another's.
+func BenchmarkIndentedSize(b *testing.B) {
+	small := `{"amount":10.50,"currency":"USD","customer":{"email":"buyer@example.com","name":"A \"B\" C"},` +
+		`"metadata":{"order":"4242424242","tags":["x","y"],"n":[1,2,3]},"success_url":"https://shop.example.com/ok"}`
+	large := "[" + strings.Repeat(small+",", (1<<20)/(len(small)+1)-1) + small + "]"
+	for _, bc := range []struct {
+		name string
+		data []byte
+	}{{"200B", []byte(small)}, {"1MB", []byte(large)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				indentedSize(bc.data)
+			}
+		})
+	}
 }

@@ -227,43 +227,23 @@ func indentJSON(raw json.RawMessage) string {
 }
 
 // indentedSize is an upper bound of the length of raw indented by
-// json.Indent with two spaces, found without writing it: a bracket or
-// comma outside a string takes a line break and the indent of its depth,
-// a colon a space after it.
+// json.Indent with two spaces, found without writing it: every byte stays
+// (a space too: json.Indent keeps a trailing one), a bracket or comma
+// outside a string adds a line break and the indent of its depth, a colon
+// a space after it.
 func indentedSize(raw []byte) int {
-	size, depth := 0, 0
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if inString {
-			size++
-			switch c {
-			case '\\':
-				if i+1 < len(raw) {
-					i++
-					size++
-				}
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-			size++
+	size, depth := len(raw), 0
+	for i := paymock.NextJSONStructural(raw, 0); i < len(raw); i = paymock.NextJSONStructural(raw, i+1) {
+		switch raw[i] {
 		case '[', '{':
 			depth++
-			size += 2 + 2*depth
+			size += 1 + 2*depth
 		case ']', '}':
 			depth = max(depth-1, 0)
-			size += 2 + 2*depth
+			size += 1 + 2*depth
 		case ',':
-			size += 2 + 2*depth
+			size += 1 + 2*depth
 		case ':':
-			size += 2
-		default: // space too: json.Indent keeps a trailing one
-
 			size++
 		}
 	}

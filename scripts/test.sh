@@ -109,6 +109,7 @@ fuzz . FuzzJournalMillis_IsThePrintedMilliseconds
 fuzz ./memory FuzzPlainAtSeconds_ReadsWhatTimeParseReads
 fuzz . FuzzPlainAmount_ReadsWhatBigRatReads
 fuzz . FuzzExactAmount_ReadsWhatBigRatReads
+fuzz . FuzzNextJSONStructural_StopsWhereTheBytewiseWalkStops
 fuzz . FuzzValidateMetadata_ShortNeedsNoCheck
 fuzz . FuzzValidRedirectURL_FastFormAgreesWithURLParse
 fuzz . FuzzCompact_WritesWhatJSONCompactWrites
