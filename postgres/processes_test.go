@@ -260,6 +260,21 @@ func TestProcesses_AKilledReplicasPaymentExpiresOnTimeOnAnother(t *testing.T) {
 	}
 }
 
+// burstUntil waits until count, read under mu, reaches n, or a minute:
+// a burst is killed once it has answered some requests, not after a fixed
+// time, since on a loaded machine the first ones can take longer than any
+// sleep chosen here. The caller's own check says if the burst never ran.
+func burstUntil(mu *sync.Mutex, n int, count func() int) {
+	for started := time.Now(); time.Since(started) < time.Minute; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		c := count()
+		mu.Unlock()
+		if c >= n {
+			return
+		}
+	}
+}
+
 func TestProcesses_SIGKILLDuringABurstLosesNoAnsweredWrite(t *testing.T) {
 	db := pgtest.URL(t)
 	a, b := startProcess(t, db, frozenArgs...), startProcess(t, db, frozenArgs...)
@@ -299,7 +314,7 @@ func TestProcesses_SIGKILLDuringABurstLosesNoAnsweredWrite(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(700 * time.Millisecond)
+	burstUntil(&mu, 20, func() int { return len(created) })
 	a.kill()
 	close(stop)
 	wg.Wait()

@@ -135,7 +135,7 @@ func TestProcesses_SIGKILLDuringABurstKeepsOneEventPerOutcomeAndDeliversIt(t *te
 			}
 		})
 	}
-	time.Sleep(700 * time.Millisecond)
+	burstUntil(&mu, 10, func() int { return len(completed) })
 	a.kill()
 	close(stop)
 	wg.Wait()
