@@ -1,7 +1,5 @@
-// The identity checks: a retrieve answers the payment it asked for, and
-// every answer about a payment the run created shows it as created. The
-// contract cannot see this (any payment fits its schema), and the spec's
-// words make each a violation, not drift.
+// The identity checks: a retrieve answers the payment asked for, and every
+// answer about a payment the run made shows it as made.
 
 package verify
 
@@ -31,7 +29,9 @@ type sentPayment struct {
 }
 
 // identity holds the payments a side's run created, by id, in the order
-// of their creates.
+// of their creates. The contract cannot check an answer against them (any
+// payment fits its schema), and the spec's words make each difference a
+// violation, not drift.
 type identity struct {
 	sent map[string]sentPayment
 	ids  []string

@@ -1,6 +1,5 @@
-// Tests of the identity checks: a real paymock behind a layer that
-// answers about the wrong payment, as a broken proxy or cache in front of
-// a deployment (or Prism, serving its examples) would.
+// Tests of the identity checks: a real paymock behind a layer that answers
+// about the wrong payment, as a broken cache or Prism's examples would.
 
 package verify
 
