@@ -35,13 +35,31 @@ type sentPayment struct {
 type identity struct {
 	sent map[string]sentPayment
 	ids  []string
+	// at is each check's place in the run: an answer is compared only
+	// with the creates before it.
+	at map[string]int
+	// before are the ids the first list showed, before the run created
+	// anything.
+	before map[string]bool
 }
 
 // newIdentity reads the creates of a run's observations: every create
 // answered 2xx with a payment id.
 func newIdentity(o *observations) *identity {
-	id := &identity{sent: map[string]sentPayment{}}
-	for _, c := range o.order {
+	id := &identity{sent: map[string]sentPayment{}, at: map[string]int{}, before: map[string]bool{}}
+	if x := o.exchanges[checkList]; answeredJSON(x) {
+		var l struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		_ = json.Unmarshal(x.body, &l)
+		for _, it := range l.Items {
+			id.before[it.ID] = true
+		}
+	}
+	for i, c := range o.order {
+		id.at[c] = i
 		x := o.exchanges[c]
 		if !strings.HasPrefix(c, "create.") || !answeredJSON(x) {
 			continue
@@ -57,8 +75,8 @@ func newIdentity(o *observations) *identity {
 		if json.Unmarshal(x.reqBody, &req) != nil || json.Unmarshal(x.body, &ans) != nil || ans.ID == "" {
 			continue
 		}
-		if _, dup := id.sent[ans.ID]; dup {
-			continue // the create that gave it first is the one it is
+		if _, dup := id.sent[ans.ID]; dup || id.before[ans.ID] {
+			continue // not a payment of the run's, or of an earlier create
 		}
 		id.sent[ans.ID] = sentPayment{check: c, amount: req.Amount, currency: req.Currency, metadata: req.Metadata}
 		id.ids = append(id.ids, ans.ID)
@@ -90,6 +108,10 @@ func (id *identity) violations(x *Exchange) []Violation {
 			add("id", "id_reused", fmt.Sprintf("the create answered %s, the id %s answered first: an id is a payment's own (the spec: unique identifier)", got, sent.check))
 			return out
 		}
+		if id.before[got] {
+			add("id", "id_reused", fmt.Sprintf("the create answered %s, a payment the list showed before the run created any: an id is a payment's own (the spec: unique identifier)", got))
+			return out
+		}
 		if s := rawString(p["status"]); s != "" && s != "pending" {
 			add("status", "not_as_created", fmt.Sprintf("status is %s, not pending: the spec makes pending the initial status on creation", s))
 		}
@@ -113,7 +135,7 @@ func (id *identity) violations(x *Exchange) []Violation {
 		case got != asked:
 			add("id", "wrong_payment", fmt.Sprintf("a retrieve of %s, which the run created, answered another payment, %s", asked, orNone(got)))
 		default:
-			if sent, ok := id.sent[asked]; ok {
+			if sent, ok := id.madeBefore(asked, x.Check); ok {
 				for _, v := range asSent(p, sent, "") {
 					add(v[0], "not_as_created", v[1])
 				}
@@ -133,7 +155,7 @@ func (id *identity) violations(x *Exchange) []Violation {
 		for i, it := range l.Items {
 			got := rawString(it["id"])
 			listed[got] = true
-			if sent, ok := id.sent[got]; ok {
+			if sent, ok := id.madeBefore(got, x.Check); ok {
 				for _, v := range asSent(it, sent, "items."+strconv.Itoa(i)+".") {
 					add(v[0], "not_as_created", v[1])
 				}
@@ -144,7 +166,7 @@ func (id *identity) violations(x *Exchange) []Violation {
 		}
 		var missing []string
 		for _, want := range id.ids {
-			if !listed[want] {
+			if _, made := id.madeBefore(want, x.Check); made && !listed[want] {
 				missing = append(missing, want)
 			}
 		}
@@ -154,6 +176,13 @@ func (id *identity) violations(x *Exchange) []Violation {
 		}
 	}
 	return out
+}
+
+// madeBefore is what the create of payment pid sent, when the run made it
+// before check.
+func (id *identity) madeBefore(pid, check string) (sentPayment, bool) {
+	sent, ok := id.sent[pid]
+	return sent, ok && id.at[sent.check] < id.at[check]
 }
 
 // listComplete says a first page of per_page 100 holds every payment:

@@ -204,10 +204,23 @@ func TestRun_AnAnswerAboutAnotherPaymentIsAViolation(t *testing.T) {
 			want:  []string{"create.account status not_as_created", "create.card status not_as_created", "create.checkout status not_as_created"},
 			words: "status not_as_created: status is completed, not pending: the spec makes pending the initial status on creation",
 		},
+		{name: "every create answers a payment that was there before, as Prism answers its example",
+			layer: func(t *testing.T, s *paymocktest.Server) layer {
+				example := []byte(`{"id":"` + createPayment(t, s) + `"`)
+				return layer{answer: func(r *http.Request, body []byte) []byte {
+					if isCreate(r) {
+						return topID.ReplaceAll(body, example)
+					}
+					return body
+				}}
+			},
+			want:  []string{"create.account id id_reused", "create.card id id_reused", "create.checkout id id_reused"},
+			words: ", a payment the list showed before the run created any: an id is a payment's own (the spec: unique identifier)",
+		},
 		{name: "every create answers the first one's id",
 			layer: func(*testing.T, *paymocktest.Server) layer { return layer{answer: new(firstID).rewrite} },
 			want:  []string{"create.account id id_reused", "create.card id id_reused"},
-			words: "create.card: POST /api/v1/payments -> 201: id id_reused: the create answered pay_",
+			words: ", the id create.checkout answered first: an id is a payment's own (the spec: unique identifier)",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

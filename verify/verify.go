@@ -170,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	ids := newIdentity(deployment.obs)
 	if ids.listTooLong(deployment.obs) {
 		rep.Skipped = append(rep.Skipped, Skip{checkListCreated,
-			"the list holds more than 100 payments, in an order the spec does not show: the run's were not looked for in it"})
+			"the list of 100 says it is one page of more, in an order the spec does not show: the run's payments were not looked for in it"})
 	}
 	for _, c := range deployment.obs.order {
 		x := deployment.obs.exchanges[c]
