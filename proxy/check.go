@@ -41,11 +41,11 @@ type Exchange struct {
 // Check checks an exchange of the service API and returns the operation
 // it matched ("" for none) and every violation, the client's first.
 func Check(ctx context.Context, doc *contract.Document, x Exchange) (operation string, vs []Violation) {
-	r := x.Request
+	r, original := x.Request, x.Request
 	// A HEAD is a GET without the body, as paymock serves it: the request
-	// is checked as the GET, and the answer has no body to check.
-	head := r.Method == http.MethodHead
-	if head {
+	// is checked as the GET; its answer keeps its method, for CheckAnswer
+	// checks a HEAD's status and headers as the GET's.
+	if r.Method == http.MethodHead {
 		r = r.Clone(ctx)
 		r.Method = http.MethodGet
 		x.Request = r
@@ -62,13 +62,13 @@ func Check(ctx context.Context, doc *contract.Document, x Exchange) (operation s
 		operation = rt.OperationID()
 		vs = append(vs, checkRequest(ctx, doc, rt, x)...)
 	}
-	if x.Status == 0 || operation == "" || head {
+	if x.Status == 0 || operation == "" {
 		return operation, vs
 	}
 	// Bounded as paymock bounds its own answers: an upstream answer of
 	// 16,000 findings would otherwise be kept whole in the journal.
 	var up []paymock.Violation
-	for _, v := range verify.CheckAnswer(ctx, doc, r, x.Status, x.Header, x.Answer) {
+	for _, v := range verify.CheckAnswer(ctx, doc, original, x.Status, x.Header, x.Answer) {
 		up = append(up, paymock.Violation{Param: v.Param, Code: v.Code, Message: v.Message})
 	}
 	for _, v := range paymock.BoundViolations(up) {

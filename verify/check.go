@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/paymock/paymock/contract"
 )
 
@@ -36,14 +37,31 @@ func CheckAnswer(ctx context.Context, doc *contract.Document, req *http.Request,
 	add := func(param, code, msg string) {
 		out = append(out, Violation{Method: req.Method, Path: req.URL.RequestURI(), Status: status, Param: param, Code: code, Message: msg})
 	}
-	rt, err := doc.Match(req)
+	// A HEAD is its GET without the body (RFC 9110 9.3.2), as paymock
+	// serves it: the contract declares no HEAD, and a deployment that
+	// answers one with a 405 or a status of its own still breaks what a
+	// client of the GET may rely on.
+	head := req.Method == http.MethodHead
+	get := req
+	if head {
+		get = req.Clone(ctx)
+		get.Method = http.MethodGet
+	}
+	rt, err := doc.Match(get)
 	if err != nil {
 		add("", "route_undeclared", req.Method+" "+req.URL.Path+" is not an operation of openapi.yaml")
 		return out
 	}
 	if declared := declaredStatuses(doc, rt.OperationID()); !slices.Contains(declared, status) {
-		add("", "status_undeclared", fmt.Sprintf("status %d is not declared for %s (declared: %s)", status, rt.OperationID(), joinInts(declared)))
+		msg := fmt.Sprintf("status %d is not declared for %s (declared: %s)", status, rt.OperationID(), joinInts(declared))
+		if head {
+			msg = fmt.Sprintf("status %d is not declared for %s, whose GET a HEAD asks for without the body (declared: %s)", status, rt.OperationID(), joinInts(declared))
+		}
+		add("", "status_undeclared", msg)
 		return out
+	}
+	if head {
+		return append(out, headViolations(ctx, get, rt, status, header)...)
 	}
 	// The caller hands over the body decoded; a coding still named here
 	// is one it could not undo, and "not valid JSON" would blame bytes
@@ -73,6 +91,37 @@ func CheckAnswer(ctx context.Context, doc *contract.Document, req *http.Request,
 			msg = "the answer breaks the contract: " + firstLine(verr.Error())
 		}
 		add(v.Param, v.Code, msg)
+	}
+	return out
+}
+
+// headViolations checks the headers of a HEAD's answer as its GET's: a
+// Content-Type other than the declared JSON, and the declared headers of
+// the status. The body is empty by definition, and a missing Content-Type
+// is allowed: a server MAY leave out what it learns only while writing
+// the content (RFC 9110 9.3.2). As does the Content-Encoding, which names
+// the GET's coding with no body to decode.
+func headViolations(ctx context.Context, get *http.Request, rt *contract.Route, status int, header http.Header) []Violation {
+	var out []Violation
+	add := func(code, msg string) {
+		out = append(out, Violation{Method: http.MethodHead, Path: get.URL.RequestURI(), Status: status, Code: code, Message: msg})
+	}
+	if ct := header.Get("Content-Type"); ct != "" {
+		if mt, _, _ := mime.ParseMediaType(ct); mt != "application/json" {
+			add("content_type", fmt.Sprintf("the answer to a HEAD is %s, not the application/json of its GET", ct))
+		}
+	}
+	// The declared headers, checked by the same library that checks every
+	// other answer, with the body left out.
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: get, PathParams: rt.Params, Route: rt.Route},
+		Status:                 status,
+		Header:                 header,
+		Body:                   http.NoBody,
+		Options:                &openapi3filter.Options{ExcludeResponseBody: true},
+	}
+	if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
+		add("header_invalid", firstLine(err.Error()))
 	}
 	return out
 }

@@ -5,7 +5,6 @@ package verify
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -22,34 +21,7 @@ func fractionalSeconds(t *testing.T) (*httptest.Server, *paymocktest.Server) {
 	t.Helper()
 	s := paymocktest.New(t, paymocktest.AllowViolations(), paymocktest.WithFakePayments(20))
 	stamp := regexp.MustCompile(`("[a-z_]+_at":"[0-9-]+T[0-9:]+)Z"`)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		out, err := http.NewRequestWithContext(r.Context(), r.Method, s.URL+r.URL.RequestURI(), r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		out.Header = r.Header.Clone()
-		resp, err := http.DefaultClient.Do(out)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		body = stamp.ReplaceAll(body, []byte(`$1.0Z"`))
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, s
+	return layer{answer: func(_ *http.Request, body []byte) []byte { return stamp.ReplaceAll(body, []byte(`$1.0Z"`)) }}.serve(t, s), s
 }
 
 func TestWriteText_TheSameViolationInEveryListItemIsOneLineWithItsCount(t *testing.T) {
