@@ -39,10 +39,11 @@ type Document struct {
 	errorSchema *openapi3.Schema
 	reqOpts     *openapi3filter.Options
 	respOpts    *openapi3filter.Options
-	// xmlOpts check an XML answer (the report's JUnit form) for status,
-	// headers and content type only: kin has no XML decoder, and adding one
-	// means writing to its process-wide registry.
-	xmlOpts *openapi3filter.Options
+	// headOpts check an answer for status, headers and content type only:
+	// an XML answer (the report's JUnit form), since kin has no XML decoder
+	// and adding one means writing to its process-wide registry; and a
+	// HEAD's answer, which has no body.
+	headOpts *openapi3filter.Options
 	// reqOptsNoBody are reqOpts for a request whose body a compiled
 	// check has already found valid: kin checks the rest.
 	reqOptsNoBody *openapi3filter.Options
@@ -143,7 +144,7 @@ func (d *Document) build(doc *openapi3.T) error {
 		IncludeResponseStatus:   true,
 		SchemaValidationOptions: formats,
 	}
-	d.xmlOpts = &openapi3filter.Options{
+	d.headOpts = &openapi3filter.Options{
 		MultiError:            true,
 		IncludeResponseStatus: true,
 		ExcludeResponseBody:   true,
@@ -324,7 +325,7 @@ func (d *Document) ValidateResponse(ctx context.Context, r *http.Request, rt *Ro
 		if !declared {
 			return fmt.Errorf("status %d declares no application/xml content", status)
 		}
-		opts = d.xmlOpts
+		opts = d.headOpts
 	} else if r.Method != http.MethodHead && d.responseValid(rt, status, header, body) {
 		return nil
 	}
@@ -334,6 +335,22 @@ func (d *Document) ValidateResponse(ctx context.Context, r *http.Request, rt *Ro
 		Header:                 header,
 		Body:                   io.NopCloser(bytes.NewReader(body)),
 		Options:                opts,
+	}
+	return openapi3filter.ValidateResponse(ctx, in)
+}
+
+// ValidateResponseHeaders checks an answer's status and headers against
+// the operation, leaving its body out: the answer to a HEAD, which asks
+// for the GET's answer without its body (RFC 9110 9.3.2). r is the GET
+// the route was matched for.
+func (d *Document) ValidateResponseHeaders(ctx context.Context, r *http.Request, rt *Route, status int, header http.Header) error {
+	d.ready()
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: r, PathParams: rt.Params, Route: rt.Route, Options: d.headOpts},
+		Status:                 status,
+		Header:                 header,
+		Body:                   http.NoBody,
+		Options:                d.headOpts,
 	}
 	return openapi3filter.ValidateResponse(ctx, in)
 }
