@@ -121,10 +121,10 @@ func (d *Dashboard) page(fn func(http.ResponseWriter, *http.Request, *visit)) ht
 			http.Redirect(w, r, Prefix+"/sign-in?"+q.Encode(), http.StatusSeeOther)
 			return
 		}
-		if d.sessions.leave(v.token) {
+		var left bool
+		if v.notes, left = d.sessions.takeNotes(v.token); left {
 			d.turnPages(w) // the page left showed a post's note: not to come back
 		}
-		v.notes = d.sessions.takeNotes(v.token)
 		fn(w, r, v)
 	}
 }

@@ -206,31 +206,29 @@ func (ss *sessions) note(token string, fn func(*notes)) {
 }
 
 // takeNotes returns the notes and forgets them: a new key or a revealed
-// secret is shown exactly once. The page that shows them is marked, for
-// leave.
-func (ss *sessions) takeNotes(token string) notes {
+// secret is shown exactly once. The page that shows them is marked; left
+// says the page the browser leaves for this one was (see turnPages).
+func (ss *sessions) takeNotes(token string) (n notes, left bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s, ok := ss.byHash[digest(token)]
 	if !ok {
-		return notes{}
+		return notes{}, false
 	}
-	n := s.notes
+	n, left = s.notes, s.shown
 	s.notes, s.shown = notes{}, n != notes{}
-	return n
+	return n, left
 }
 
-// leave reports whether the page the browser is leaving showed notes, and
-// forgets it.
-func (ss *sessions) leave(token string) (shown bool) {
+// leave forgets that the page the browser leaves for a post showed notes:
+// the post's answer turns the pages itself, and a second change in the
+// next page's answer would undo it (see turnPages).
+func (ss *sessions) leave(token string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	s, ok := ss.byHash[digest(token)]
-	if !ok {
-		return false
+	if s, ok := ss.byHash[digest(token)]; ok {
+		s.shown = false
 	}
-	shown, s.shown = s.shown, false
-	return shown
 }
 
 // len is the number of sessions held, for tests.
