@@ -3,11 +3,14 @@
 package sandbox
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -17,11 +20,23 @@ import (
 // left, rather than being loaded again.
 func (d *dash) back() (restored bool) {
 	d.t.Helper()
-	// history.back(), not chromedp.NavigateBack: a page restored from the
-	// back/forward cache fires no load event to wait for.
+	// The history entry before, as chromedp.NavigateBack goes, but
+	// without its wait for a load event, which a page restored from the
+	// back/forward cache never fires; and not history.back(), whose
+	// evaluation can fail for the navigation it starts.
+	back := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		h, err := cdp.Call(ctx, t, page.GetNavigationHistory, cdp.Empty{})
+		if err != nil {
+			return err
+		}
+		if h.CurrentIndex < 1 || h.CurrentIndex >= int64(len(h.Entries)) {
+			return fmt.Errorf("no page to go back to: entry %d of %d", h.CurrentIndex, len(h.Entries))
+		}
+		_, err = cdp.Call(ctx, t, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[h.CurrentIndex-1].ID})
+		return err
+	})
 	ev, err := chromedp.Run(d.tab, chromedp.WaitEvent(page.FrameNavigated,
-		func(e page.EventFrameNavigated) bool { return e.Frame.ParentID == "" },
-		chromedp.Evaluate[chromedp.Void](`history.back()`)))
+		func(e page.EventFrameNavigated) bool { return e.Frame.ParentID == "" }, back))
 	if err != nil {
 		d.t.Fatalf("Back: %v", err)
 	}
