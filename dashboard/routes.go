@@ -121,7 +121,10 @@ func (d *Dashboard) page(fn func(http.ResponseWriter, *http.Request, *visit)) ht
 			http.Redirect(w, r, Prefix+"/sign-in?"+q.Encode(), http.StatusSeeOther)
 			return
 		}
-		v.notes = d.sessions.takeNotes(v.token)
+		var left bool
+		if v.notes, left = d.sessions.takeNotes(v.token); left {
+			d.turnPages(w) // the page left showed a post's note: not to come back
+		}
 		fn(w, r, v)
 	}
 }
@@ -163,6 +166,11 @@ func (d *Dashboard) action(fn func(http.ResponseWriter, *http.Request, *visit)) 
 				"This form is out of date or did not come from this dashboard, so nothing was changed. Reload the page and try again.")
 			return
 		}
+		// Even a refused post leaves the page it came from: whether
+		// that page showed a note no longer matters, as this answer
+		// turns the pages (once: see turnPages).
+		d.sessions.leave(v.token)
+		d.turnPages(w)
 		fn(w, r, v)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -22,6 +23,9 @@ const (
 	// made from, before there is a session to hold a token.
 	signInCookie = "paymock_sign_in"
 	signInMaxAge = time.Hour
+	// pageCookie is changed to make Back load the pages again (see
+	// turnPages). It carries nothing and is read by nobody.
+	pageCookie = "paymock_page"
 )
 
 // session is one signed-in browser.
@@ -35,6 +39,9 @@ type session struct {
 	created time.Time
 	seen    time.Time
 	notes   notes
+	// shown: the last page showed notes, and is to be loaded again
+	// rather than shown as it was when the browser next leaves it.
+	shown bool
 }
 
 // notes are shown once, on the page a post redirects to.
@@ -199,17 +206,29 @@ func (ss *sessions) note(token string, fn func(*notes)) {
 }
 
 // takeNotes returns the notes and forgets them: a new key or a revealed
-// secret is shown exactly once.
-func (ss *sessions) takeNotes(token string) notes {
+// secret is shown exactly once. The page that shows them is marked; left
+// says the page the browser leaves for this one was (see turnPages).
+func (ss *sessions) takeNotes(token string) (n notes, left bool) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s, ok := ss.byHash[digest(token)]
 	if !ok {
-		return notes{}
+		return notes{}, false
 	}
-	n := s.notes
-	s.notes = notes{}
-	return n
+	n, left = s.notes, s.shown
+	s.notes, s.shown = notes{}, n != notes{}
+	return n, left
+}
+
+// leave forgets that the page the browser leaves for a post showed notes:
+// the post's answer turns the pages itself, and a second change in the
+// next page's answer would undo it (see turnPages).
+func (ss *sessions) leave(token string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if s, ok := ss.byHash[digest(token)]; ok {
+		s.shown = false
+	}
 }
 
 // len is the number of sessions held, for tests.
@@ -257,4 +276,23 @@ func (d *Dashboard) cookie(name, value string, maxAge time.Duration) *http.Cooki
 		c.Value = ""
 	}
 	return c
+}
+
+// turnPages sets pageCookie anew, so that Back loads the dashboard's pages
+// again instead of showing them as they were. Chromium keeps even a
+// Cache-Control: no-store page in its back/forward cache, and restores it,
+// unless one of the page's cookies changed since it was loaded: after a
+// post, Back showed a payment still pending, or a new API key a second
+// time. The hosted pages do the same for their actions (pageRedirect in
+// mockserver/pages.go); this is a copy, not a call, because the dashboard
+// imports nothing of mockserver, an echo server it knows nothing of.
+//
+// Every post sets it, for the pages from before the post. The page the
+// post leads to (its note, new key or secret) loads after that change, and
+// Chromium does not count the changes of a page's own navigation against
+// it, so the request that leaves that page sets it again. Never twice in
+// one answer: a post's answer that changed it twice left the page it led
+// to restored after the next change.
+func (d *Dashboard) turnPages(w http.ResponseWriter) {
+	http.SetCookie(w, d.cookie(pageCookie, strconv.FormatInt(time.Now().UnixNano(), 36), time.Minute))
 }
