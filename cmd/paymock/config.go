@@ -54,10 +54,38 @@ func loadMerchants(apiKeys []string, apiKeysFrom, configPath string) ([]paymock.
 	}
 	fromFile, err := readConfig(configPath, keyOwner, nameOwner)
 	if err != nil {
-		return nil, &usageError{err: err}
+		return nil, &usageError{err: withoutKeys(err, keyOwner)}
 	}
 	return append(list, fromFile...), nil
 }
+
+// withoutKeys hides in err's message every key of keyOwner (those of the
+// flags, and of the file as far as it was read). The messages quote names
+// and unknown fields, and a key typed where a name or a field goes would
+// be shown with them. A key shorter than 8 bytes guards nothing and would
+// be found in any word or path, so it is left. err stays what errors.Is
+// and errors.As find.
+func withoutKeys(err error, keyOwner map[string]string) error {
+	msg := err.Error()
+	for k := range keyOwner {
+		if len(k) >= 8 {
+			msg = strings.ReplaceAll(msg, k, "[an API key, not shown]")
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &keysHidden{msg: msg, err: err}
+}
+
+// keysHidden is an error whose message has its keys hidden.
+type keysHidden struct {
+	msg string
+	err error
+}
+
+func (e *keysHidden) Error() string { return e.msg }
+func (e *keysHidden) Unwrap() error { return e.err }
 
 // readConfig reads, decodes and checks a config file. keyOwner and
 // nameOwner hold the keys and names already taken, and are updated.

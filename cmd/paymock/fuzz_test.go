@@ -193,3 +193,31 @@ func TestLoadMerchants_RefusesOddYAMLInPlainWords(t *testing.T) {
 		})
 	}
 }
+
+// Found by FuzzLoadMerchants: a field name or a merchant's name holding
+// a key (typed where a name or a field goes) was quoted in the message.
+func TestLoadMerchants_AKeyWhereANameOrFieldGoesIsNotShown(t *testing.T) {
+	for _, tc := range []struct{ name, data, want string }{
+		{"an unknown field", "merchants:\n  - name: acme\n    a[" + fuzzFlagKey + "]pi_keys: [sk_test_acme_Zm9vYmFy]\n",
+			`line 3: unknown field "a[[an API key, not shown]]pi_keys" in a merchant`},
+		{"a merchant's name", "merchants:\n  - name: " + fuzzFlagKey + "\n",
+			`line 2: merchant "[an API key, not shown]": api_keys needs at least one key`},
+		{"a name holding a key of the file", "merchants:\n  - name: a\n    api_keys: [sk_test_acme_Zm9vYmFy]\n  - name: xsk_test_acme_Zm9vYmFy\n",
+			`merchant "x[an API key, not shown]": api_keys needs at least one key`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "paymock.yaml")
+			if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := loadMerchants([]string{fuzzFlagKey}, "--api-key", path)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, fuzzFlagKey) || strings.Contains(msg, "sk_test_acme_Zm9vYmFy") || !strings.Contains(msg, tc.want) {
+				t.Errorf("message %q: want %q, and no key", msg, tc.want)
+			}
+		})
+	}
+}
