@@ -6,18 +6,12 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+
+	"github.com/paymock/paymock/internal/backreload"
 )
 
 // pageCookies are the paymock_page cookies an answer sets.
-func pageCookies(p page) []*http.Cookie {
-	var got []*http.Cookie
-	for _, c := range (&http.Response{Header: p.header}).Cookies() {
-		if c.Name == "paymock_page" {
-			got = append(got, c)
-		}
-	}
-	return got
-}
+func pageCookies(p page) []*http.Cookie { return backreload.Turned(p.header) }
 
 func TestPageCookie_ChangesOnEveryPostAndOnLeavingThePageAPostLedTo(t *testing.T) {
 	h := newHarness(t, nil)

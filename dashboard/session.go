@@ -11,9 +11,10 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/paymock/paymock/internal/backreload"
 )
 
 // Cookie names. Both are scoped to Prefix, HttpOnly and SameSite=Strict.
@@ -23,9 +24,6 @@ const (
 	// made from, before there is a session to hold a token.
 	signInCookie = "paymock_sign_in"
 	signInMaxAge = time.Hour
-	// pageCookie is changed to make Back load the pages again (see
-	// turnPages). It carries nothing and is read by nobody.
-	pageCookie = "paymock_page"
 )
 
 // session is one signed-in browser.
@@ -278,14 +276,11 @@ func (d *Dashboard) cookie(name, value string, maxAge time.Duration) *http.Cooki
 	return c
 }
 
-// turnPages sets pageCookie anew, so that Back loads the dashboard's pages
-// again instead of showing them as they were. Chromium keeps even a
-// Cache-Control: no-store page in its back/forward cache, and restores it,
-// unless one of the page's cookies changed since it was loaded: after a
-// post, Back showed a payment still pending, or a new API key a second
-// time. The hosted pages do the same for their actions (pageRedirect in
-// mockserver/pages.go); this is a copy, not a call, because the dashboard
-// imports nothing of mockserver, an echo server it knows nothing of.
+// turnPages changes the backreload cookie of the dashboard's pages, so
+// that Back loads them again instead of showing them as they were (the
+// Chromium reason is in package backreload, which the hosted pages use for
+// their actions too): after a post, a payment still pending, or a new API
+// key a second time.
 //
 // Every post sets it, for the pages from before the post. The page the
 // post leads to (its note, new key or secret) loads after that change, and
@@ -294,5 +289,5 @@ func (d *Dashboard) cookie(name, value string, maxAge time.Duration) *http.Cooki
 // one answer: a post's answer that changed it twice left the page it led
 // to restored after the next change.
 func (d *Dashboard) turnPages(w http.ResponseWriter) {
-	http.SetCookie(w, d.cookie(pageCookie, strconv.FormatInt(time.Now().UnixNano(), 36), time.Minute))
+	backreload.Turn(w, backreload.Scope{Path: Prefix, Secure: d.secure, SameSite: http.SameSiteStrictMode})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/internal/contracttest"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/memory"
 	"github.com/paymock/paymock/postgres"
@@ -40,7 +41,8 @@ var backends = []struct {
 }
 
 // capped is an open-mode sandbox holding at most max merchants, served
-// over loopback to a client that checks every answer against the contract.
+// over loopback to a client that checks every answer against the contract
+// and fails the test on any 5xx.
 type capped struct {
 	t      *testing.T
 	url    string
@@ -64,39 +66,7 @@ func newCapped(t *testing.T, b paymock.Backend, max int) *capped {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &capped{t: t, url: srv.URL, sb: sb, client: &http.Client{Transport: &checked{t: t, docs: docs}}}
-}
-
-// checked fails the test on an answer the contract does not declare, or
-// on any 5xx.
-type checked struct {
-	t    *testing.T
-	docs *contract.Documents
-}
-
-func (c *checked) RoundTrip(req *http.Request) (*http.Response, error) {
-	var sent []byte
-	if req.Body != nil {
-		sent, _ = io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(sent))
-	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if resp.StatusCode >= 500 {
-		c.t.Errorf("%s %s answered %d: %s", req.Method, req.URL.Path, resp.StatusCode, body)
-	}
-	if err := c.docs.CheckAnswer(req, sent, resp.StatusCode, resp.Header, body); err != nil {
-		c.t.Errorf("%s %s: answer %d breaks the contract: %v\n%s", req.Method, req.URL.Path, resp.StatusCode, err, body)
-	}
-	return resp, nil
+	return &capped{t: t, url: srv.URL, sb: sb, client: &http.Client{Transport: &contracttest.Transport{T: t, Answers: docs}}}
 }
 
 // do sends a request with key and an optional JSON body, and returns the

@@ -28,13 +28,13 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/backreload"
 	"github.com/paymock/paymock/lifecycle"
 )
 
@@ -467,14 +467,9 @@ func (s *Server) pageRedirect(c *echo.Context, to string) error {
 	v := s.baseView("Redirecting")
 	v.Location = to
 	c.Response().Header().Set("Location", to)
-	// Chromium keeps even a no-store page in its back/forward cache unless
-	// a cookie of the page changed meanwhile: without one, Back from the
-	// shop showed the page as it was, Pay button and all, for a payment
-	// already completed. A cookie of this page's path, new on every action,
-	// makes Back load the page again, and it shows the outcome. It carries
-	// nothing and is read by nobody.
-	http.SetCookie(c.Response(), &http.Cookie{Name: "paymock_page", Value: strconv.FormatInt(time.Now().UnixNano(), 36),
-		Path: c.Request().URL.Path, MaxAge: 60, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	// Back from the shop loads this page again and shows the outcome, not
+	// the Pay button (why: package backreload).
+	backreload.Turn(c.Response(), backreload.Scope{Path: c.Request().URL.Path, SameSite: http.SameSiteLaxMode})
 	return s.renderPage(c, http.StatusSeeOther, "redirect", v)
 }
 

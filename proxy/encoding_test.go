@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/paymock/paymock/internal/upstreamtest"
 	"github.com/paymock/paymock/paymocktest"
 )
 
@@ -24,38 +25,30 @@ import (
 // read: its body is the plain answer under that name, as a server that
 // mislabels would send). It remembers the Accept-Encoding it was sent.
 type compressing struct {
-	base string // the paymock's URL
 	mu   sync.Mutex
 	seen []string
 	// force, when set, is the coding of every answer, asked for or not.
 	force string
 }
 
-func (c *compressing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ae := r.Header.Get("Accept-Encoding")
+// serve starts the layer in front of the paymock at base.
+func (c *compressing) serve(t *testing.T, base string) *httptest.Server {
+	return upstreamtest.Layer{Forward: c.forward, Answer: c.encode}.Serve(t, base)
+}
+
+// forward remembers the Accept-Encoding sent and asks the paymock for
+// its plain answer.
+func (c *compressing) forward(out *http.Request) {
 	c.mu.Lock()
-	c.seen = append(c.seen, ae)
+	c.seen = append(c.seen, out.Header.Get("Accept-Encoding"))
 	c.mu.Unlock()
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, c.base+r.URL.RequestURI(), r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	out.Header = r.Header.Clone()
 	out.Header.Del("Accept-Encoding")
-	resp, err := http.DefaultClient.Do(out)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
+}
+
+// encode encodes the answer to r in the coding chosen for it.
+func (c *compressing) encode(r *http.Request, header http.Header, body []byte) []byte {
 	coding := c.force
-	for _, part := range strings.Split(ae, ",") {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
 		name, _, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if coding == "" && (name == "br" || name == "gzip" || name == "deflate") {
 			coding = name
@@ -74,15 +67,10 @@ func (c *compressing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = zw.Close()
 		body = buf.Bytes()
 	}
-	for k, vs := range resp.Header {
-		w.Header()[k] = vs
-	}
-	w.Header().Del("Content-Length")
 	if coding != "" {
-		w.Header().Set("Content-Encoding", coding)
+		header.Set("Content-Encoding", coding)
 	}
-	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(body)
+	return body
 }
 
 func (c *compressing) accepted() []string {
@@ -127,9 +115,8 @@ func TestProxy_CompressedAnswersAreCheckedDecodedAndPassedOnEncoded(t *testing.T
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := paymocktest.New(t, paymocktest.AllowViolations())
-			up := &compressing{base: s.URL}
-			upSrv := httptest.NewServer(up)
-			t.Cleanup(upSrv.Close)
+			up := &compressing{}
+			upSrv := up.serve(t, s.URL)
 			_, base := startProxy(t, Config{Upstream: upSrv.URL})
 			session(t, base, s.APIKey)
 			a := sendEncoded(t, base+"/api/v1/payments", s.APIKey, tc.clientAccepts)
@@ -155,9 +142,8 @@ func TestProxy_CompressedAnswersAreCheckedDecodedAndPassedOnEncoded(t *testing.T
 
 func TestProxy_AnAnswerInACodingItCannotReadIsNamedNotCalledInvalidJSON(t *testing.T) {
 	s := paymocktest.New(t)
-	up := &compressing{base: s.URL, force: "br"}
-	upSrv := httptest.NewServer(up)
-	t.Cleanup(upSrv.Close)
+	up := &compressing{force: "br"}
+	upSrv := up.serve(t, s.URL)
 	_, base := startProxy(t, Config{Upstream: upSrv.URL})
 	a := sendEncoded(t, base+"/api/v1/payments", s.APIKey, "gzip")
 	if a.status != 200 || a.header.Get("Content-Encoding") != "br" {

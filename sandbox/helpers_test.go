@@ -18,12 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/egress"
+	"github.com/paymock/paymock/internal/contracttest"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
@@ -229,8 +226,7 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	t.Cleanup(srv.Close)
 	env := &testEnv{t: t, srv: srv, URL: srv.URL, sb: sb, store: sb.Store(), clocks: sb.Clocks(), logs: logs,
 		hooks: sb.Webhooks(), normalize: normalize}
-	rt := &validatingTransport{t: t, next: http.DefaultTransport, spec: loadSpec(t), outage: cfg.outage, violations: cfg.violations}
-	env.client = &http.Client{Transport: rt,
+	env.client = &http.Client{Transport: checking(t, http.DefaultTransport, cfg),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	t.Cleanup(func() {
 		if cfg.violations {
@@ -278,106 +274,21 @@ func (l *logBuffer) String() string {
 	return l.buf.String()
 }
 
-type spec struct {
-	router  routers.Router
-	sandbox routers.Router
-}
-
-var (
-	specOnce sync.Once
-	specVal  *spec
-	specErr  error
-)
-
-func loadSpec(t testing.TB) *spec {
-	specOnce.Do(func() {
-		specVal = &spec{}
-		for name, r := range map[string]*routers.Router{"../openapi.yaml": &specVal.router, "../sandbox/openapi.yaml": &specVal.sandbox} {
-			// Loaded from disk, as a client generator would read them.
-			loader := openapi3.NewLoader()
-			loader.IsExternalRefsAllowed = true
-			doc, err := loader.LoadFromFile(name)
-			if err != nil {
-				specErr = err
-				return
-			}
-			if *r, err = gorillamux.NewRouter(doc); err != nil {
-				specErr = err
-				return
-			}
-		}
-	})
-	if specErr != nil {
-		t.Fatal(specErr)
-	}
-	return specVal
-}
-
-// validatingTransport checks, independently of the server's own check,
+// checking is the client transport of a test's env: it checks, independently
+// of the server's own check (the contract files read by kin-openapi alone),
 // that every answer to an API call is one the contract declares, and that
-// no answer is a 500.
-type validatingTransport struct {
-	t      testing.TB
-	next   http.RoundTripper
-	spec   *spec
-	outage bool // 503 store_unavailable is expected
-	// violations: 500 response_contract_violation is expected.
-	violations bool
+// no answer is a 5xx the test did not ask for.
+func checking(t testing.TB, next http.RoundTripper, cfg envConfig) *contracttest.Transport {
+	return &contracttest.Transport{T: t, Answers: contracttest.Independent(t, ".."), Next: next, Expected: cfg.expected}
 }
 
-func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	var reqBody []byte
-	if req.Body != nil {
-		reqBody, _ = io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(reqBody))
-	}
-	resp, err := v.next.RoundTrip(req)
-	if err != nil {
-		return nil, err
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
-	unavailable := v.outage && resp.StatusCode == http.StatusServiceUnavailable && bytes.Contains(body, []byte(`"store_unavailable"`))
-	violation := v.violations && resp.StatusCode == http.StatusInternalServerError && bytes.Contains(body, []byte(`"response_contract_violation"`))
-	if resp.StatusCode >= 500 && !injected(body) && !unavailable && !violation {
-		v.t.Errorf("%s %s answered %d: %s", req.Method, req.URL.Path, resp.StatusCode, body)
-	}
-	var router routers.Router
-	switch {
-	case strings.HasPrefix(req.URL.Path, "/api/"):
-		router = v.spec.router
-	case strings.HasPrefix(req.URL.Path, "/_sandbox/") && req.URL.Path != "/_sandbox/openapi.yaml":
-		router = v.spec.sandbox
-	default:
-		return resp, nil
-	}
-	route, params, ferr := router.FindRoute(req)
-	if ferr != nil {
-		// Unknown routes and methods: the answer must still be an Error.
-		var e map[string]any
-		if json.Unmarshal(body, &e) != nil || e["error"] == nil {
-			v.t.Errorf("%s %s: answer is not an error object: %s", req.Method, req.URL.Path, body)
-		}
-		return resp, nil
-	}
-	req2 := req.Clone(context.Background())
-	req2.Body = io.NopCloser(bytes.NewReader(reqBody))
-	opts := &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true,
-		SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.EnableFormatValidation()},
-		// kin decodes no XML; tests of XML answers parse them themselves.
-		ExcludeResponseBody: strings.HasPrefix(resp.Header.Get("Content-Type"), "application/xml")}
-	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req2, PathParams: params, Route: route, Options: opts},
-		Status:                 resp.StatusCode, Header: resp.Header, Body: io.NopCloser(bytes.NewReader(body)), Options: opts,
-	}
-	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
-		v.t.Errorf("%s %s: response %d breaks the contract: %v\n%s", req.Method, req.URL.Path, resp.StatusCode, err, body)
-	}
-	return resp, nil
+// expected reports whether a 5xx answer is one the test asked for: an
+// injected fault, and with expectingOutage or expectingViolations the
+// answers they name.
+func (c envConfig) expected(status int, body []byte) bool {
+	unavailable := c.outage && status == http.StatusServiceUnavailable && bytes.Contains(body, []byte(`"store_unavailable"`))
+	violation := c.violations && status == http.StatusInternalServerError && bytes.Contains(body, []byte(`"response_contract_violation"`))
+	return injected(body) || unavailable || violation
 }
 
 // do sends a request with an optional JSON body and bearer key, and

@@ -33,7 +33,7 @@ func TestAnswers_ShareOneJSONContentTypeValue(t *testing.T) {
 	}
 	in := &inProcess{h: env.sb.Handler()}
 	// Every answer is checked against the contract on the way back.
-	client := &http.Client{Transport: &validatingTransport{t: t, next: in, spec: loadSpec(t)}}
+	client := &http.Client{Transport: checking(t, in, envConfig{})}
 	var shared *string
 	for _, c := range []struct {
 		name, method, path, key string

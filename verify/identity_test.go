@@ -6,64 +6,16 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/paymock/paymock/internal/upstreamtest"
 	"github.com/paymock/paymock/paymocktest"
 )
-
-// layer stands between verify and a paymock: it may send a request to
-// another path, and may rewrite the answer's body.
-type layer struct {
-	// target is the path and query to forward r to; nil keeps r's.
-	target func(r *http.Request) string
-	// answer rewrites the body of the answer to r; nil keeps it.
-	answer func(r *http.Request, body []byte) []byte
-}
-
-func (l layer) serve(t *testing.T, s *paymocktest.Server) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		target := r.URL.RequestURI()
-		if l.target != nil {
-			target = l.target(r)
-		}
-		out, err := http.NewRequestWithContext(r.Context(), r.Method, s.URL+target, r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		out.Header = r.Header.Clone()
-		resp, err := http.DefaultClient.Do(out)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		if l.answer != nil {
-			body = l.answer(r, body)
-		}
-		for k, vs := range resp.Header {
-			w.Header()[k] = vs
-		}
-		w.Header().Del("Content-Length")
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 func isCreate(r *http.Request) bool {
 	return r.Method == http.MethodPost && r.URL.Path == "/api/v1/payments"
@@ -107,7 +59,7 @@ var (
 	amount = regexp.MustCompile(`"amount":[0-9.]+,`)
 )
 
-func (f *firstID) rewrite(r *http.Request, body []byte) []byte {
+func (f *firstID) rewrite(r *http.Request, _ http.Header, body []byte) []byte {
 	if !isCreate(r) {
 		return body
 	}
@@ -128,18 +80,18 @@ func TestRun_AnAnswerAboutAnotherPaymentIsAViolation(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		fakes  int
-		layer  func(t *testing.T, s *paymocktest.Server) layer
+		layer  func(t *testing.T, s *paymocktest.Server) upstreamtest.Layer
 		want   []string // check param code
 		words  string   // in the text report
 		skipLC bool     // the list is too long to look for the run's payments
 	}{
-		{name: "a faithful paymock", layer: func(*testing.T, *paymocktest.Server) layer { return layer{} }},
+		{name: "a faithful paymock", layer: func(*testing.T, *paymocktest.Server) upstreamtest.Layer { return upstreamtest.Layer{} }},
 		{name: "a faithful paymock with more than 100 payments", fakes: 120, skipLC: true,
-			layer: func(*testing.T, *paymocktest.Server) layer { return layer{} }},
+			layer: func(*testing.T, *paymocktest.Server) upstreamtest.Layer { return upstreamtest.Layer{} }},
 		{name: "every retrieve answers one payment, as Prism answers its example",
-			layer: func(t *testing.T, s *paymocktest.Server) layer {
+			layer: func(t *testing.T, s *paymocktest.Server) upstreamtest.Layer {
 				example := createPayment(t, s)
-				return layer{target: func(r *http.Request) string {
+				return upstreamtest.Layer{Target: func(r *http.Request) string {
 					if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/v1/payments/") {
 						return "/api/v1/payments/" + example
 					}
@@ -150,8 +102,8 @@ func TestRun_AnAnswerAboutAnotherPaymentIsAViolation(t *testing.T) {
 			words: "unknown_id: GET /api/v1/payments/" + unknownID + " -> 200: id wrong_payment: a retrieve of " + unknownID + ", an id never created, answered 200 with another payment, pay_",
 		},
 		{name: "the list leaves out the run's payments, as a stale cache would",
-			layer: func(t *testing.T, _ *paymocktest.Server) layer {
-				return layer{answer: func(r *http.Request, body []byte) []byte {
+			layer: func(t *testing.T, _ *paymocktest.Server) upstreamtest.Layer {
+				return upstreamtest.Layer{Answer: func(r *http.Request, _ http.Header, body []byte) []byte {
 					if isList(r) {
 						return withoutRunPayments(t, body)
 					}
@@ -162,8 +114,8 @@ func TestRun_AnAnswerAboutAnotherPaymentIsAViolation(t *testing.T) {
 			words: "list.per_page_100: GET /api/v1/payments?per_page=100 -> 200: items missing_from_list: the list holds all 0 of the merchant's payments (one page of per_page 100) but not pay_",
 		},
 		{name: "the create answers another amount, currency and metadata",
-			layer: func(*testing.T, *paymocktest.Server) layer {
-				return layer{answer: func(r *http.Request, body []byte) []byte {
+			layer: func(*testing.T, *paymocktest.Server) upstreamtest.Layer {
+				return upstreamtest.Layer{Answer: func(r *http.Request, _ http.Header, body []byte) []byte {
 					if !isCreate(r) {
 						return body
 					}
@@ -180,8 +132,8 @@ func TestRun_AnAnswerAboutAnotherPaymentIsAViolation(t *testing.T) {
 				`  create.checkout: POST /api/v1/payments -> 201: metadata not_as_created: metadata is {"paymock_verify":"other_`,
 		},
 		{name: "the retrieve and the lists answer another amount",
-			layer: func(*testing.T, *paymocktest.Server) layer {
-				return layer{answer: func(r *http.Request, body []byte) []byte {
+			layer: func(*testing.T, *paymocktest.Server) upstreamtest.Layer {
+				return upstreamtest.Layer{Answer: func(r *http.Request, _ http.Header, body []byte) []byte {
 					if r.Method == http.MethodGet {
 						return amount.ReplaceAll(body, []byte(`"amount":12.25,`))
 					}
@@ -193,8 +145,8 @@ func TestRun_AnAnswerAboutAnotherPaymentIsAViolation(t *testing.T) {
 			words: "list.per_page_100: GET /api/v1/payments?per_page=100 -> 200: items.*.amount not_as_created: items.*.amount is 12.25, not the 10.50 the run created the payment with (3×)",
 		},
 		{name: "the create answers the payment completed",
-			layer: func(*testing.T, *paymocktest.Server) layer {
-				return layer{answer: func(r *http.Request, body []byte) []byte {
+			layer: func(*testing.T, *paymocktest.Server) upstreamtest.Layer {
+				return upstreamtest.Layer{Answer: func(r *http.Request, _ http.Header, body []byte) []byte {
 					if isCreate(r) {
 						return bytes.Replace(body, []byte(`"status":"pending"`), []byte(`"status":"completed"`), 1)
 					}
@@ -205,9 +157,9 @@ func TestRun_AnAnswerAboutAnotherPaymentIsAViolation(t *testing.T) {
 			words: "status not_as_created: status is completed, not pending: the spec makes pending the initial status on creation",
 		},
 		{name: "every create answers a payment that was there before, as Prism answers its example",
-			layer: func(t *testing.T, s *paymocktest.Server) layer {
+			layer: func(t *testing.T, s *paymocktest.Server) upstreamtest.Layer {
 				example := []byte(`{"id":"` + createPayment(t, s) + `"`)
-				return layer{answer: func(r *http.Request, body []byte) []byte {
+				return upstreamtest.Layer{Answer: func(r *http.Request, _ http.Header, body []byte) []byte {
 					if isCreate(r) {
 						return topID.ReplaceAll(body, example)
 					}
@@ -218,14 +170,16 @@ func TestRun_AnAnswerAboutAnotherPaymentIsAViolation(t *testing.T) {
 			words: ", a payment the list showed before the run created any: an id is a payment's own (the spec: unique identifier)",
 		},
 		{name: "every create answers the first one's id",
-			layer: func(*testing.T, *paymocktest.Server) layer { return layer{answer: new(firstID).rewrite} },
+			layer: func(*testing.T, *paymocktest.Server) upstreamtest.Layer {
+				return upstreamtest.Layer{Answer: new(firstID).rewrite}
+			},
 			want:  []string{"create.account id id_reused", "create.card id id_reused"},
 			words: ", the id create.checkout answered first: an id is a payment's own (the spec: unique identifier)",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := paymocktest.New(t, paymocktest.AllowViolations(), paymocktest.WithFakePayments(tc.fakes))
-			srv := tc.layer(t, s).serve(t, s)
+			srv := tc.layer(t, s).Serve(t, s.URL)
 			rep := runAgainst(t, Config{BaseURL: srv.URL, APIKey: s.APIKey, Card: true, AccountID: "acct_sandbox_active"})
 			out := text(t, rep)
 			var got []string

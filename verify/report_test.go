@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paymock/paymock/internal/upstreamtest"
 	"github.com/paymock/paymock/paymocktest"
 )
 
@@ -21,7 +22,10 @@ func fractionalSeconds(t *testing.T) (*httptest.Server, *paymocktest.Server) {
 	t.Helper()
 	s := paymocktest.New(t, paymocktest.AllowViolations(), paymocktest.WithFakePayments(20))
 	stamp := regexp.MustCompile(`("[a-z_]+_at":"[0-9-]+T[0-9:]+)Z"`)
-	return layer{answer: func(_ *http.Request, body []byte) []byte { return stamp.ReplaceAll(body, []byte(`$1.0Z"`)) }}.serve(t, s), s
+	fractions := upstreamtest.Layer{Answer: func(_ *http.Request, _ http.Header, body []byte) []byte {
+		return stamp.ReplaceAll(body, []byte(`$1.0Z"`))
+	}}
+	return fractions.Serve(t, s.URL), s
 }
 
 func TestWriteText_TheSameViolationInEveryListItemIsOneLineWithItsCount(t *testing.T) {
