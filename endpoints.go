@@ -7,6 +7,7 @@ package paymock
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -86,18 +87,38 @@ func checkWebhookSecret(s string) (Violation, bool) {
 	if s == "" {
 		return bad("parameter_missing", "secret is required (whsec_ followed by base64)")
 	}
-	rest, ok := strings.CutPrefix(s, WebhookSecretPrefix)
-	if !ok {
-		return bad("parameter_invalid", "the secret must start with whsec_")
-	}
-	key, err := base64.StdEncoding.DecodeString(rest)
-	if err != nil || len(key) == 0 {
-		return bad("parameter_invalid", "the part of the secret after whsec_ must be non-empty standard base64")
+	key, err := WebhookSecretKey(s)
+	if err != nil {
+		return bad("parameter_invalid", err.Error())
 	}
 	if len(key) > maxSecretBytes {
 		return bad("parameter_invalid", fmt.Sprintf("the secret is %d bytes after base64 decoding; Standard Webhooks allows at most %d", len(key), maxSecretBytes))
 	}
 	return Violation{}, false
+}
+
+// WebhookSecretKey decodes a "whsec_" secret into its HMAC key: padded
+// standard base64 of at least one byte, with no line break. Go's decoder
+// skips line breaks anywhere; the JavaScript libraries merchants verify
+// with (standardwebhooks, svix) throw on one inside the text or on a CRLF
+// ending, and drop a lone trailing character. So a secret pasted with line
+// breaks (a YAML block, a CRLF file) would sign here while the merchant's
+// receiver, given the same text, could not be constructed: only the
+// canonical text is accepted. Every reader of a secret (the config, the
+// flags, the dispatcher) decodes it here. Errors never repeat it.
+func WebhookSecretKey(secret string) ([]byte, error) {
+	rest, ok := strings.CutPrefix(secret, WebhookSecretPrefix)
+	if !ok {
+		return nil, errors.New("the secret must start with whsec_")
+	}
+	if strings.ContainsAny(rest, "\r\n") {
+		return nil, errors.New("the part of the secret after whsec_ has a line break, which the Standard Webhooks libraries refuse")
+	}
+	key, err := base64.StdEncoding.DecodeString(rest)
+	if err != nil || len(key) == 0 {
+		return nil, errors.New("the part of the secret after whsec_ must be non-empty standard base64")
+	}
+	return key, nil
 }
 
 // shorten cuts a value quoted back in a message, so a huge input does not

@@ -40,6 +40,10 @@ func TestWebhookEndpoint_Validate(t *testing.T) {
 		{"secret without prefix", WebhookEndpoint{URL: "http://h.example", Secret: "c2VjcmV0"}, []string{"secret"}, "whsec_"},
 		{"secret not base64", WebhookEndpoint{URL: "http://h.example", Secret: "whsec_k3y!"}, []string{"secret"}, "base64"},
 		{"secret empty after prefix", WebhookEndpoint{URL: "http://h.example", Secret: "whsec_"}, []string{"secret"}, "non-empty"},
+		// Go's decoder skips line breaks; the JavaScript libraries throw on
+		// most of them, so paymock takes only the canonical text.
+		{"secret with a line break", WebhookEndpoint{URL: "http://h.example", Secret: "whsec_MfKQ9r8GKYqrTwjU\nPD8ILPZIo2LaLaSw"}, []string{"secret"}, "line break"},
+		{"secret ending in a carriage return", WebhookEndpoint{URL: "http://h.example", Secret: testWebhookSecret + "\r"}, []string{"secret"}, "line break"},
 		{"secret too long", WebhookEndpoint{URL: "http://h.example", Secret: "whsec_" + b64(65)}, []string{"secret"}, "at most 64"},
 		{"both wrong", WebhookEndpoint{URL: "hooks", Secret: "abc"}, []string{"url", "secret"}, `"hooks"`},
 	} {

@@ -13,7 +13,6 @@ import (
 	"hash"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,17 +34,7 @@ const UserAgent = "paymock-webhooks/1"
 
 // secretKey decodes a "whsec_<base64>" secret into its HMAC key. Errors
 // never repeat the secret.
-func secretKey(secret string) ([]byte, error) {
-	rest, ok := strings.CutPrefix(secret, secretPrefix)
-	if !ok {
-		return nil, errors.New("the secret must start with whsec_")
-	}
-	key, err := base64.StdEncoding.DecodeString(rest)
-	if err != nil || len(key) == 0 {
-		return nil, errors.New("the part after whsec_ must be non-empty standard base64")
-	}
-	return key, nil
-}
+func secretKey(secret string) ([]byte, error) { return paymock.WebhookSecretKey(secret) }
 
 // signKey is Sign with the key already decoded.
 func signKey(key []byte, msgID string, ts int64, body []byte) string {

@@ -204,6 +204,7 @@ func TestRun_RejectsBadFlagValues(t *testing.T) {
 		{"bad webhook url from env", nil, map[string]string{"PAYMOCK_WEBHOOK_URL": "http://ok.example,mailto:x@y"}, []string{"PAYMOCK_WEBHOOK_URL", "mailto"}},
 		{"webhook secret without prefix", []string{"--webhook-secret", "c2VjcmV0"}, nil, []string{"--webhook-secret", "whsec_"}},
 		{"webhook secret not base64", []string{"--webhook-secret", "whsec_not*base64"}, nil, []string{"--webhook-secret", "base64"}},
+		{"webhook secret ending in a CRLF env file's carriage return", nil, map[string]string{"PAYMOCK_WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\r"}, []string{"PAYMOCK_WEBHOOK_SECRET", "line break"}},
 		{"bad webhook retry", []string{"--webhook-retry", "5s,soon"}, nil, []string{"--webhook-retry", "delay 2", `"soon"`}},
 		{"zero webhook retry", []string{"--webhook-retry", "0s"}, nil, []string{"--webhook-retry", "greater than 0"}},
 		{"empty webhook retry", []string{"--webhook-retry", ""}, nil, []string{"--webhook-retry"}},
