@@ -6,12 +6,16 @@
 package sandbox
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/chromedp/chromedp"
+	"github.com/paymock/paymock"
 )
 
 // axeRunAll runs axe-core on the page and lists every violation whatever
@@ -120,4 +124,52 @@ func TestBrowserPages_HaveNoAccessibilityViolations(t *testing.T) {
 	}
 	b.click("pay", `[data-testid="refused"]`)
 	b.lookAt("already-paid")
+}
+
+// TestBrowserPages_OddTextKeepsTheLayout shows a payment whose every text
+// is as long as the contract allows, unbroken, right-to-left, emoji and
+// markup, for the largest amount: the text comes out as given (escaped,
+// never markup), right-to-left text runs right to left without turning
+// the page around, and the pages still look right and fit at 320 px.
+func TestBrowserPages_OddTextKeepsTheLayout(t *testing.T) {
+	// 100 bytes, the longest name a merchant may have: Arabic, then one
+	// word of Latin letters with no place to break.
+	merchant := "متجر الأمل 🛒 " + strings.Repeat("x", 100-len("متجر الأمل 🛒 "))
+	description := `<script>alert(1)</script><b>bold</b> & "quoted" `
+	description = "עברית 👩‍👩‍👧‍👦🇺🇦 " + description + strings.Repeat("y", 1000-utf8.RuneCountInString("עברית 👩‍👩‍👧‍👦🇺🇦 "+description))
+	name := "محمد " + strings.Repeat("n", 255-utf8.RuneCountInString("محمد "))
+	email := strings.Repeat("e", 64) + "@" + strings.Repeat("d", 185) + ".com"
+	b := &browserEnv{testEnv: newEnv(t, withMerchants(paymock.Merchant{Name: merchant, APIKeys: []string{keyA}, PCIApproved: true})),
+		shop: newShop(t), tab: newTab(t)}
+	odd := func(body map[string]any) {
+		body["amount"], body["description"] = 999999999.99, description
+		body["customer"] = map[string]any{"name": name, "email": email}
+	}
+	_, checkout := b.createPayment(odd)
+	_, threeDS := b.createPayment(func(body map[string]any) { odd(body); withCard(body) })
+	for _, tc := range []struct{ name, url, sel, text string }{
+		{"odd-checkout", checkout, "h1", description},
+		{"odd-3ds", threeDS, `[data-testid="description"]`, description},
+	} {
+		b.open(tc.url, "main")
+		got, err := chromedp.Run(b.tab, chromedp.Evaluate[[]string](fmt.Sprintf(`(() => {
+			const e = document.querySelector(%q);
+			return [e.textContent, String(e.children.length), String(e.matches(":dir(rtl)")),
+				String(document.documentElement.matches(":dir(ltr)")),
+				document.querySelector('[data-testid="merchant"]').textContent];
+		})()`, tc.sel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] != tc.text || got[1] != "0" {
+			t.Errorf("%s: description shown as %q with %s elements, want the text as given", tc.name, got[0], got[1])
+		}
+		if got[2] != "true" || got[3] != "true" {
+			t.Errorf("%s: right-to-left description runs right to left: %s; the page stays left to right: %s", tc.name, got[2], got[3])
+		}
+		if got[4] != merchant {
+			t.Errorf("%s: merchant shown as %q", tc.name, got[4])
+		}
+		b.lookAt(tc.name)
+	}
 }
