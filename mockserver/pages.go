@@ -5,7 +5,9 @@
 // reached by the payment id alone (ids are unguessable; the customer has no
 // API key). GET only shows; every state change is a POSTed form that goes
 // through the lifecycle engine, exactly like the sandbox control API, and
-// is answered with a 303 to the merchant's success_url or cancel_url.
+// is answered with a 303 to the merchant's success_url or cancel_url, or,
+// refused on a payment already final, to the page itself: no page is a
+// POST's answer but an error's, so no reload posts a form again.
 //
 // Pages are HTML, rendered from embedded templates, with embedded CSS and
 // no JavaScript; nothing is loaded from anywhere else. Their errors are
@@ -225,11 +227,11 @@ type pageView struct {
 	StatusText string
 	When       string
 	Refused    bool // a post on a final payment: nothing was changed
-	// Error pages.
+	// Error pages, and the 303 answer's body: its heading and link text.
 	Code    int
 	Heading string
 	Message string
-	// The 303 answer's body.
+	// The 303 answer's body: where its link leads.
 	Location string
 }
 
@@ -255,7 +257,11 @@ func (s *Server) pageShow(k pageKind) echo.HandlerFunc {
 		if p.Status == paymock.StatusPending && !p.Overdue(now) {
 			return s.renderPage(c, http.StatusOK, pageTemplateOf(k), s.pendingView(k, p, m, now))
 		}
-		return s.renderPage(c, http.StatusOK, "status", s.statusView(p, m, now, false))
+		// refusedParam is set only by pageRefused's redirect; on a final
+		// payment it can only repeat what is true, so a hand-typed one does
+		// no harm.
+		refused := c.Request().URL.Query().Has(refusedParam)
+		return s.renderPage(c, http.StatusOK, "status", s.statusView(p, m, now, refused))
 	}
 }
 
@@ -298,14 +304,10 @@ func (s *Server) pageAct(k pageKind) echo.HandlerFunc {
 				"This page has no such action, so nothing was changed. Go back to the page and choose one of its buttons.")
 		}
 		if p.Status.Final() {
-			now, err := s.lifecycle.Now(ctx, m)
-			if err != nil {
-				return err
-			}
-			return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, now, true))
+			return s.pageRefused(c, k, p.ID)
 		}
 		if _, err := s.lifecycle.Act(ctx, m, p.ID, act.to); err != nil {
-			return s.pageTransitionFailed(c, m, p.ID, name, err)
+			return s.pageTransitionFailed(c, k, m, p.ID, name, err)
 		}
 		s.log.DebugContext(ctx, "page action", "merchant", m.ID, "payment", p.ID, "page", string(k), "action", name, "to", act.to)
 		if act.success {
@@ -316,19 +318,15 @@ func (s *Server) pageAct(k pageKind) echo.HandlerFunc {
 }
 
 // pageTransitionFailed answers a refused transition: a payment that turned
-// out to be final already (a race with the scheduler or the control API)
-// shows its status page (409); one forgotten meanwhile (a reset) is 404.
-func (s *Server) pageTransitionFailed(c *echo.Context, m *paymock.Merchant, id, action string, err error) error {
+// out to be final already (a race with another tab, the scheduler or the
+// control API) is refused as pageRefused says; one forgotten meanwhile (a
+// reset) is 404.
+func (s *Server) pageTransitionFailed(c *echo.Context, k pageKind, m *paymock.Merchant, id, action string, err error) error {
 	ctx := c.Request().Context()
 	if de, ok := paymock.AsError(err); ok {
 		switch de.Type {
 		case paymock.Conflict:
-			p, gerr := s.store.Get(ctx, m.ID, id)
-			now, cerr := s.lifecycle.Now(ctx, m)
-			if gerr == nil && cerr == nil {
-				return s.renderPage(c, http.StatusConflict, "status", s.statusView(p, m, now, true))
-			}
-			return s.pageNotFound(c)
+			return s.pageRefused(c, k, id)
 		case paymock.NotFound:
 			return s.pageNotFound(c)
 		}
@@ -461,11 +459,28 @@ func (s *Server) pageMessage(c *echo.Context, status int, heading, msg string) e
 	return s.renderPage(c, status, "message", v)
 }
 
+// refusedParam marks the page a refused action was sent back to, so that
+// the page says nothing was changed.
+const refusedParam = "refused"
+
+// pageRefused answers an action on a payment that is final already: a 303
+// to the page itself, which shows what happened and that nothing was
+// changed. Not the status page as the post's own answer: a reload of that
+// would post the form again (and ask the customer first), and so would
+// Back and Forward through it.
+func (s *Server) pageRefused(c *echo.Context, k pageKind, id string) error {
+	to := k.path() + id + "?" + refusedParam + "=1"
+	v := s.baseView("Payment already decided")
+	v.Heading, v.Message, v.Location = "This payment was already decided", "See what happened to it", to
+	c.Response().Header().Set("Location", to)
+	return s.renderPage(c, http.StatusSeeOther, "redirect", v)
+}
+
 // pageRedirect sends the customer on to a merchant URL, exactly as the
 // merchant gave it.
 func (s *Server) pageRedirect(c *echo.Context, to string) error {
 	v := s.baseView("Redirecting")
-	v.Location = to
+	v.Heading, v.Message, v.Location = "Returning to the shop", "Continue to the shop", to
 	c.Response().Header().Set("Location", to)
 	// Back from the shop loads this page again and shows the outcome, not
 	// the Pay button (why: package backreload).

@@ -446,8 +446,8 @@ func TestBrowser_ExpiredWhileThePageWasOpen(t *testing.T) {
 	if got := b.text("main"); !strings.Contains(got, "nothing was changed") {
 		t.Errorf("page text:\n%s", got)
 	}
-	if loc := b.location(); loc != u {
-		t.Errorf("browser at %s, want the page %s", loc, u)
+	if loc := b.location(); loc != u+"?refused=1" {
+		t.Errorf("browser at %s, want the page %s?refused=1", loc, u)
 	}
 	b.screenshot("status-expired-refused")
 	if s := b.get(keyA, id)["status"]; s != "expired" {

@@ -141,6 +141,24 @@ func wantHTMLPage(t testing.TB, r pageResp, status int) {
 	}
 }
 
+// wantRefused checks that a post on a payment already final was sent back
+// to the page (a 303, so a reload posts nothing again), and returns the
+// page it was sent to: the payment's status and that nothing changed.
+func (e *testEnv) wantRefused(r pageResp, u string) pageResp {
+	e.t.Helper()
+	wantHTMLPage(e.t, r, http.StatusSeeOther)
+	if loc := r.header.Get("Location"); loc != strings.TrimPrefix(u, e.URL)+"?refused=1" {
+		e.t.Fatalf("refused post sent to %q, want its page %s?refused=1", loc, u)
+	}
+	shown := e.page(u + "?refused=1")
+	wantHTMLPage(e.t, shown, http.StatusOK)
+	wantNoAction(e.t, shown.body)
+	if !strings.Contains(shown.body, "nothing was changed") {
+		e.t.Errorf("the page a refused post was sent to:\n%s", shown.body)
+	}
+	return shown
+}
+
 // wantNoAction checks that a page offers nothing to do.
 func wantNoAction(t testing.TB, body string) {
 	t.Helper()
@@ -265,9 +283,8 @@ func TestPages_CheckoutActions(t *testing.T) {
 				t.Errorf("next_action %v on a %v payment", p["next_action"], p["status"])
 			}
 			// Done once: a second post of the same form changes nothing.
-			r = env.postPage(u, act(token, tc.action), nil)
-			wantHTMLPage(t, r, http.StatusConflict)
-			if !strings.Contains(r.body, "Payment "+tc.status) || !strings.Contains(r.body, "nothing was changed") {
+			r = env.wantRefused(env.postPage(u, act(token, tc.action), nil), u)
+			if !strings.Contains(r.body, "Payment "+tc.status) {
 				t.Errorf("second post:\n%s", r.body)
 			}
 			if n := len(env.events(keyA)); n != 1 {
@@ -459,9 +476,8 @@ func TestPages_FinalPaymentsShowTheirStatusAndRefuseActions(t *testing.T) {
 					if r.status == http.StatusBadRequest { // not an action of this page
 						continue
 					}
-					wantHTMLPage(t, r, http.StatusConflict)
-					wantNoAction(t, r.body)
-					if !strings.Contains(r.body, "already "+tc.status) || r.header.Get("Location") != "" {
+					r = env.wantRefused(r, u)
+					if !strings.Contains(r.body, "already "+tc.status) {
 						t.Errorf("%s on a %s payment:\n%s", a, tc.status, r.body)
 					}
 				}
@@ -487,9 +503,7 @@ func TestPages_ExpiredWhileThePageWasOpen(t *testing.T) {
 		env := newEnv(t)
 		id, u, token := env.openPage(keyA, func(b map[string]any) { b["expires_in"] = 600 })
 		env.advance(keyA, 600)
-		r := env.postPage(u, act(token, "pay"), nil)
-		wantHTMLPage(t, r, http.StatusConflict)
-		wantNoAction(t, r.body)
+		r := env.wantRefused(env.postPage(u, act(token, "pay"), nil), u)
 		if !strings.Contains(r.body, "Payment expired") {
 			t.Errorf("page:\n%s", r.body)
 		}
@@ -518,8 +532,7 @@ func TestPages_ExpiredWhileThePageWasOpen(t *testing.T) {
 		if s := env.get(keyA, id)["status"]; s != "pending" {
 			t.Fatalf("GET changed the payment: %v", s)
 		}
-		r = env.postPage(u, act(token, "pay"), nil)
-		wantHTMLPage(t, r, http.StatusConflict)
+		r = env.wantRefused(env.postPage(u, act(token, "pay"), nil), u)
 		if !strings.Contains(r.body, "Payment expired") {
 			t.Errorf("page:\n%s", r.body)
 		}
@@ -538,28 +551,30 @@ func TestPages_ConcurrentPostsMakeOneTransition(t *testing.T) {
 	env := newEnv(t)
 	id, u, token := env.openPage(keyA, nil)
 	const n = 8
-	statuses := make([]int, n)
+	answers := make([]pageResp, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		action := "pay"
 		if i%2 == 1 {
 			action = "fail"
 		}
-		wg.Go(func() { statuses[i] = env.postPage(u, act(token, action), nil).status })
+		wg.Go(func() { answers[i] = env.postPage(u, act(token, action), nil) })
 	}
 	wg.Wait()
-	redirected := 0
-	for _, st := range statuses {
-		switch st {
-		case http.StatusSeeOther:
-			redirected++
-		case http.StatusConflict:
-		default:
-			t.Errorf("status %d", st)
+	// One post goes on to the shop; the others are sent back to the page.
+	toShop := 0
+	for _, r := range answers {
+		switch loc := r.header.Get("Location"); {
+		case r.status != http.StatusSeeOther:
+			t.Errorf("status %d", r.status)
+		case loc == pageSuccessURL || loc == pageCancelURL:
+			toShop++
+		case loc != strings.TrimPrefix(u, env.URL)+"?refused=1":
+			t.Errorf("a post sent to %q", loc)
 		}
 	}
-	if redirected != 1 {
-		t.Errorf("%d posts redirected, want 1: %v", redirected, statuses)
+	if toShop != 1 {
+		t.Errorf("%d posts went on to the shop, want 1", toShop)
 	}
 	if evs := env.events(keyA); len(evs) != 1 || evs[0]["payment_id"] != id {
 		t.Errorf("events %v", evs)
