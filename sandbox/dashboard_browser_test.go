@@ -106,12 +106,6 @@ func axeSource(t testing.TB) string {
 	return axe.source
 }
 
-// axeRun runs axe-core on the page and lists what it finds serious or
-// critical, one line each with where.
-const axeRun = `axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
-	.filter(v => v.impact === "serious" || v.impact === "critical")
-	.map(v => v.id + " (" + v.impact + "): " + v.help + " at " + v.nodes.map(n => n.target.join(" ")).join(", ")))`
-
 // viewports are the sizes every page is looked at, as screenshot takes them.
 var viewports = []struct {
 	name string
@@ -281,7 +275,7 @@ func (d *dash) look(name string) {
 		if src == "" {
 			continue
 		}
-		found, err := chromedp.Run(d.tab, chromedp.Evaluate[[]string](axeRun, chromedp.EvalAwaitPromise))
+		found, err := chromedp.Run(d.tab, chromedp.Evaluate[[]string](axeRunAll, chromedp.EvalAwaitPromise))
 		if err != nil {
 			d.t.Fatalf("%s: run axe-core: %v", name, err)
 		}

@@ -21,7 +21,8 @@ import (
 )
 
 // axeRunAll runs axe-core on the page and lists every violation whatever
-// its impact: the hosted pages are few and small, so none is tolerated.
+// its impact, one line each with where: the hosted pages and the
+// dashboard are few and small, so none is tolerated.
 const axeRunAll = `axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
 	.map(v => v.id + " (" + v.impact + "): " + v.help + " at " + v.nodes.map(n => n.target.join(" ")).join(", ")))`
 
