@@ -44,6 +44,9 @@ type serverLimits struct {
 	write time.Duration
 	// idle bounds how long a kept-alive connection waits for its next request.
 	idle time.Duration
+	// answer bounds writing an answer, from its first byte: a client that
+	// reads none of a large one cannot hold it for the whole write.
+	answer time.Duration
 	// maxHeaderBytes bounds the request line and headers.
 	maxHeaderBytes int
 	// maxConns bounds the connections held at once (connlimit); 0 takes
@@ -57,6 +60,7 @@ var defaultLimits = serverLimits{
 	readHeader:     10 * time.Second,
 	read:           time.Minute,
 	write:          faults.MaxDelayMS*time.Millisecond + time.Minute,
+	answer:         time.Minute,
 	idle:           2 * time.Minute,
 	maxHeaderBytes: 64 << 10,
 }
@@ -160,7 +164,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	}
 	conns := connlimit.New(maxConns)
 	srv := &http.Server{
-		Handler:           conns.Handler(handler),
+		Handler:           conns.Handler(connlimit.AnswerWithin(limits.answer, handler)),
 		ReadHeaderTimeout: limits.readHeader,
 		ReadTimeout:       limits.read,
 		WriteTimeout:      limits.write,
