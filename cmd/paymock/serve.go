@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/paymock/paymock/connlimit"
 	"github.com/paymock/paymock/egress"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
@@ -43,8 +44,14 @@ type serverLimits struct {
 	write time.Duration
 	// idle bounds how long a kept-alive connection waits for its next request.
 	idle time.Duration
+	// answer bounds writing an answer, from its first byte: a client that
+	// reads none of a large one cannot hold it for the whole write.
+	answer time.Duration
 	// maxHeaderBytes bounds the request line and headers.
 	maxHeaderBytes int
+	// maxConns bounds the connections held at once (connlimit); 0 takes
+	// connlimit.FromFileLimit, the binary's bound.
+	maxConns int
 }
 
 // defaultLimits are the limits of the binary; tests shorten them through
@@ -53,6 +60,7 @@ var defaultLimits = serverLimits{
 	readHeader:     10 * time.Second,
 	read:           time.Minute,
 	write:          faults.MaxDelayMS*time.Millisecond + time.Minute,
+	answer:         time.Minute,
 	idle:           2 * time.Minute,
 	maxHeaderBytes: 64 << 10,
 }
@@ -150,8 +158,13 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	if h.limits != nil {
 		limits = *h.limits
 	}
+	maxConns := limits.maxConns
+	if maxConns == 0 {
+		maxConns = connlimit.FromFileLimit()
+	}
+	conns := connlimit.New(maxConns)
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           conns.Handler(connlimit.AnswerWithin(limits.answer, handler)),
 		ReadHeaderTimeout: limits.readHeader,
 		ReadTimeout:       limits.read,
 		WriteTimeout:      limits.write,
@@ -159,6 +172,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		MaxHeaderBytes:    limits.maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	conns.Server(srv)
 	if h.shuttingDown != nil {
 		srv.RegisterOnShutdown(h.shuttingDown)
 	}
@@ -166,7 +180,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	logStart(logger, opts, sb.Merchants(), bound, publicURL, sb.Seed())
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(conns.Listen(ln)) }()
 	if h.ready != nil {
 		h.ready(bound)
 	}

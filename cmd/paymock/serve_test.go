@@ -288,7 +288,8 @@ func TestDefaultLimits_OutlastTheLongestFaultDelay(t *testing.T) {
 	if defaultLimits.write <= faults.MaxDelayMS*time.Millisecond {
 		t.Errorf("write timeout %v would cut a fault delay of %v", defaultLimits.write, faults.MaxDelayMS*time.Millisecond)
 	}
-	if defaultLimits.readHeader <= 0 || defaultLimits.read <= 0 || defaultLimits.idle <= 0 || defaultLimits.maxHeaderBytes <= 0 {
+	if defaultLimits.readHeader <= 0 || defaultLimits.read <= 0 || defaultLimits.idle <= 0 || defaultLimits.maxHeaderBytes <= 0 ||
+		defaultLimits.answer <= 0 || defaultLimits.answer >= defaultLimits.write {
 		t.Errorf("a limit is off: %+v", defaultLimits)
 	}
 }
@@ -299,6 +300,7 @@ var testLimits = serverLimits{
 	readHeader:     300 * time.Millisecond,
 	read:           600 * time.Millisecond,
 	write:          5 * time.Second,
+	answer:         5 * time.Second,
 	idle:           time.Second,
 	maxHeaderBytes: 4 << 10,
 }
