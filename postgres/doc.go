@@ -158,7 +158,8 @@
 // a few connections keep a replica busy: throughput on the database side
 // peaks near twice its cores, and backends past that contend for the
 // same index pages and the WAL, each statement costing more CPU (on 2
-// cores, 4 connections served about a third more requests than 10). Ten
+// cores busy with other work too, 4 connections served about a third
+// more requests than 10, and as many on a quieter machine). Ten
 // at most lets three replicas, the migrations and an operator's psql fit
 // in PostgreSQL's default max_connections of 100. For a database on more
 // cores than the replica, set pool_max_conns=N in the --store URL.

@@ -54,8 +54,8 @@ const minDefaultConns = 4
 // PostgreSQL's locks on the same index pages and the WAL; more backends
 // running them than twice the cores (here shared with the database, as
 // on a CI runner or a laptop) make each cost more CPU without serving
-// more: on 2 cores, 4 connections served about a third more requests
-// than 10, at less CPU each (docs/performance.md).
+// more: on 2 cores busy with other work too, 4 connections served about
+// a third more requests than 10, at less CPU each (docs/performance.md).
 func DefaultPoolSize(procs int) int32 {
 	return int32(min(max(2*procs, minDefaultConns), DefaultMaxConns))
 }
