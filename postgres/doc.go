@@ -152,15 +152,17 @@
 //
 // # Connections
 //
-// Config.MaxConns defaults to 10 connections per replica. A request holds
-// a connection for one or two short statements (a transaction of three for
-// an update), so a few connections keep a replica busy: throughput on the
-// database side peaks near twice its cores, and a replica that queues for a
-// connection for a moment loses less than a database thrashing between
-// hundreds. Ten also lets three replicas, the migrations and an operator's
-// psql fit in PostgreSQL's default max_connections of 100. Raise it for a
-// replica on many cores in front of a large database, with
-// pool_max_conns=N in the --store URL.
+// Config.MaxConns defaults to two connections per core the replica may
+// use, from 4 to 10 (DefaultPoolSize). A request holds a connection for
+// one or two short statements (a transaction of three for an update), so
+// a few connections keep a replica busy: throughput on the database side
+// peaks near twice its cores, and backends past that contend for the
+// same index pages and the WAL, each statement costing more CPU (on 2
+// cores busy with other work too, 4 connections served about a third
+// more requests than 10, and as many on a quieter machine). Ten
+// at most lets three replicas, the migrations and an operator's psql fit
+// in PostgreSQL's default max_connections of 100. For a database on more
+// cores than the replica, set pool_max_conns=N in the --store URL.
 //
 // # What a replica keeps
 //

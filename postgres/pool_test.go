@@ -4,6 +4,7 @@ package postgres
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestOpen_PoolSizeIsTheConfigsTheURLsOrTheDefault(t *testing.T) {
 		cfg  Config
 		want int32
 	}{
-		{"default", Config{URL: url}, DefaultMaxConns},
+		{"default", Config{URL: url}, DefaultPoolSize(runtime.GOMAXPROCS(0))},
 		{"pool_max_conns in the URL", Config{URL: url + sep + "pool_max_conns=3"}, 3},
 		{"MaxConns wins over the URL", Config{URL: url + sep + "pool_max_conns=3", MaxConns: 7}, 7},
 	}
@@ -36,5 +37,16 @@ func TestOpen_PoolSizeIsTheConfigsTheURLsOrTheDefault(t *testing.T) {
 				t.Errorf("pool of %d connections, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDefaultPoolSize_IsTwoPerCoreFromFourToTen(t *testing.T) {
+	for _, tc := range []struct {
+		procs int
+		want  int32
+	}{{1, 4}, {2, 4}, {3, 6}, {4, 8}, {5, 10}, {64, 10}} {
+		if got := DefaultPoolSize(tc.procs); got != tc.want {
+			t.Errorf("DefaultPoolSize(%d) = %d, want %d", tc.procs, got, tc.want)
+		}
 	}
 }

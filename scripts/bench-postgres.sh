@@ -98,6 +98,15 @@ nocap=()
 help=$("$work/paymock" -h 2>&1 || true)
 [[ $help == *--max-payments* ]] && nocap=(--max-payments 1000000000)
 maxconns=$(sed -n 's/^const DefaultMaxConns = \([0-9]*\)$/\1/p' "$src/postgres/store.go")
+pooldoc="postgres.DefaultMaxConns"
+if [ -n "$maxconns" ] && grep -q '^func DefaultPoolSize' "$src/postgres/store.go"; then
+	# Two per core the paymock may use, from 4 to DefaultMaxConns.
+	cap=$maxconns
+	maxconns=$((2 * $(nproc)))
+	((maxconns < 4)) && maxconns=4
+	((maxconns > cap)) && maxconns=$cap
+	pooldoc="postgres.DefaultPoolSize: 2 per core, 4 to $cap"
+fi
 
 echo "starting PostgreSQL ($("$pgbin/postgres" --version))..." >&2
 pg initdb -D "$pgdir/data" -U postgres -A trust -E UTF8 --locale=C --no-sync >"$pgdir/initdb.log" 2>&1 ||
@@ -318,7 +327,7 @@ echo
 echo "paymock on PostgreSQL, $(date -u +%Y-%m-%d), $(nproc) cores: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(go env GOVERSION), paymock $rev"
 echo "load: paymock-load, $clients clients in all, $duration per setup, the mix of creates, lists and retrieves; $("$pgbin/postgres" --version)"
 echo "PostgreSQL: $durability"
-echo "pool: ${maxconns:-?} connections per replica (postgres.DefaultMaxConns)"
+echo "pool: ${maxconns:-?} connections per replica ($pooldoc)"
 echo "paymock flags: default but --addr and --store${nocap[*]:+, and ${nocap[*]}}${BENCH_FLAGS:+, and $BENCH_FLAGS}"
 echo "load average (1, 5, 15 min): before $load_before, after $load_after"
 echo
