@@ -23,21 +23,9 @@ func TestLint_SpectralFindsNothing(t *testing.T) {
 			// --fail-severity=hint: a warning, an info or a hint fails too.
 			out, err := runToolErr(t, 2*time.Minute, suite.root, nil, spectral,
 				"lint", "--ruleset", ruleset, "--format", "json", "--fail-severity", "hint", "--quiet", name)
-			var results []struct {
-				Code     string   `json:"code"`
-				Message  string   `json:"message"`
-				Severity int      `json:"severity"`
-				Path     []string `json:"path"`
-			}
 			// --quiet leaves only the JSON on stdout; anything else is a
 			// failure to run, which must not read as a clean lint.
-			start := strings.Index(out, "[")
-			if start < 0 || json.Unmarshal([]byte(out[start:]), &results) != nil {
-				t.Fatalf("spectral did not report as JSON (%v):\n%s", err, out)
-			}
-			for _, r := range results {
-				t.Errorf("spectral %s (severity %d) at %s: %s", r.Code, r.Severity, strings.Join(r.Path, "."), r.Message)
-			}
+			results := lintReport(t, "spectral", out, err)
 			if err != nil && len(results) == 0 {
 				t.Errorf("spectral failed without results: %v\n%s", err, out)
 			}
@@ -145,4 +133,28 @@ func portabilityProblems(node any, at string) []string {
 		}
 	}
 	return out
+}
+
+// lintReport reads a Spectral-format JSON report (Spectral's own, and
+// vacuum's spectral-report) from out and fails the test on each finding.
+// A report that is not there is a failure to run, never a clean lint.
+func lintReport(t *testing.T, tool, out string, err error) []lintFinding {
+	t.Helper()
+	var results []lintFinding
+	start := strings.Index(out, "[")
+	if start < 0 || json.Unmarshal([]byte(out[start:]), &results) != nil {
+		t.Fatalf("%s did not report as JSON (%v):\n%s", tool, err, out)
+	}
+	for _, r := range results {
+		t.Errorf("%s %s (severity %d) at %s: %s", tool, r.Code, r.Severity, strings.Join(r.Path, "."), r.Message)
+	}
+	return results
+}
+
+// lintFinding is one finding of a Spectral-format report.
+type lintFinding struct {
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	Severity int      `json:"severity"`
+	Path     []string `json:"path"`
 }

@@ -4,9 +4,7 @@
 package interop
 
 import (
-	"encoding/json"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -32,19 +30,10 @@ func TestLint_VacuumFindsNothing(t *testing.T) {
 			// build cache.
 			out, err := runToolErr(t, 30*time.Minute, dir, env, "go", "tool", "vacuum", "spectral-report",
 				"--no-update-check", "--no-style", "--stdout", "--ruleset", ruleset, "--ignore-file", ignore, docPath(name))
-			var results []struct {
-				Code     string   `json:"code"`
-				Message  string   `json:"message"`
-				Severity int      `json:"severity"`
-				Path     []string `json:"path"`
+			if err != nil {
+				t.Fatalf("vacuum failed (%v):\n%s", err, out)
 			}
-			start := strings.Index(out, "[")
-			if err != nil || start < 0 || json.Unmarshal([]byte(out[start:]), &results) != nil {
-				t.Fatalf("vacuum did not report as JSON (%v):\n%s", err, out)
-			}
-			for _, r := range results {
-				t.Errorf("vacuum %s (severity %d) at %s: %s", r.Code, r.Severity, strings.Join(r.Path, "."), r.Message)
-			}
+			lintReport(t, "vacuum", out, err)
 		})
 	}
 }
