@@ -15,9 +15,9 @@ import (
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/internal/contracttest"
+	"github.com/paymock/paymock/internal/pgbackendtest"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/memory"
-	"github.com/paymock/paymock/postgres"
 	"github.com/paymock/paymock/sandbox"
 )
 
@@ -30,14 +30,7 @@ var backends = []struct {
 	make func(t *testing.T) paymock.Backend
 }{
 	{"memory", func(*testing.T) paymock.Backend { return memory.New() }},
-	{"postgres", func(t *testing.T) paymock.Backend {
-		st, err := postgres.Open(t.Context(), postgres.Config{URL: pgtest.URL(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(st.Close)
-		return st.Backend()
-	}},
+	{"postgres", func(t *testing.T) paymock.Backend { return pgbackendtest.Backend(t) }},
 }
 
 // capped is an open-mode sandbox holding at most max merchants, served

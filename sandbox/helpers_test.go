@@ -21,10 +21,9 @@ import (
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/egress"
 	"github.com/paymock/paymock/internal/contracttest"
-	"github.com/paymock/paymock/internal/pgtest"
+	"github.com/paymock/paymock/internal/pgbackendtest"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
-	"github.com/paymock/paymock/postgres"
 	"github.com/paymock/paymock/webhooks"
 )
 
@@ -247,12 +246,7 @@ func testBackend(t testing.TB) paymock.Backend {
 	if os.Getenv("PAYMOCK_TEST_STORE") != "postgres" {
 		return memory.New()
 	}
-	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	return st.Backend()
+	return pgbackendtest.Backend(t)
 }
 
 // logBuffer collects the server's logs; tests read them (keys must never

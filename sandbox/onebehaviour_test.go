@@ -22,10 +22,9 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
-	"github.com/paymock/paymock/internal/pgtest"
+	"github.com/paymock/paymock/internal/pgbackendtest"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
-	"github.com/paymock/paymock/postgres"
 )
 
 func TestOneBehaviour_ASeededSessionIsTheSameOnBothBackends(t *testing.T) {
@@ -33,12 +32,7 @@ func TestOneBehaviour_ASeededSessionIsTheSameOnBothBackends(t *testing.T) {
 		t.Skip("PAYMOCK_SKIP_POSTGRES=1: no PostgreSQL to compare memory with")
 	}
 	onMemory := playSeededSession(t, memory.New())
-	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	onPostgres := playSeededSession(t, st.Backend())
+	onPostgres := playSeededSession(t, pgbackendtest.Backend(t))
 
 	if !reflect.DeepEqual(onMemory, onPostgres) {
 		m, _ := json.MarshalIndent(onMemory, "", "  ")

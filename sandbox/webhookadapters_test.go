@@ -12,9 +12,8 @@ import (
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
-	"github.com/paymock/paymock/internal/pgtest"
+	"github.com/paymock/paymock/internal/pgbackendtest"
 	"github.com/paymock/paymock/lifecycle"
-	"github.com/paymock/paymock/postgres"
 )
 
 // TestWebhookClock_ReadsWithTheCallersContext reads a frozen clock kept in
@@ -23,12 +22,8 @@ import (
 // answered with the real time, so the read runs under the caller's
 // context and no other.
 func TestWebhookClock_ReadsWithTheCallersContext(t *testing.T) {
-	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	clocks, err := lifecycle.NewClocks(lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: testStart, Store: st.Backend().Clocks})
+	backend := pgbackendtest.Backend(t)
+	clocks, err := lifecycle.NewClocks(lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: testStart, Store: backend.Clocks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,12 +60,8 @@ func TestWebhookClock_ReadsWithTheCallersContext(t *testing.T) {
 // rule; one already done fails the match, which shapes no delivery, so
 // the ask runs under the caller's context and no other.
 func TestWebhookFaults_AskWithTheCallersContext(t *testing.T) {
-	st, err := postgres.Open(context.Background(), postgres.Config{URL: pgtest.URL(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	rules, err := faults.New(faults.Config{Store: st.Backend().Faults})
+	backend := pgbackendtest.Backend(t)
+	rules, err := faults.New(faults.Config{Store: backend.Faults})
 	if err != nil {
 		t.Fatal(err)
 	}
