@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/paymock/paymock/internal/jsonsamples"
 )
 
 // structuralBytewise is the walk as countValues, nodeBound, jsonDepth and
@@ -102,31 +104,15 @@ func FuzzNextJSONStructural_StopsWhereTheBytewiseWalkStops(f *testing.F) {
 	})
 }
 
-// scanBodies are what the walks outside strings are measured on: a create
-// body of 200 bytes, and a megabyte of them in one array. The contract's
-// and the dashboard's benchmarks build the same two.
-func scanBodies() []struct {
-	name string
-	data []byte
-} {
-	small := `{"amount":10.50,"currency":"USD","customer":{"email":"buyer@example.com","name":"A \"B\" C"},` +
-		`"metadata":{"order":"4242424242","tags":["x","y"],"n":[1,2,3]},"success_url":"https://shop.example.com/ok"}`
-	large := "[" + strings.Repeat(small+",", (1<<20)/(len(small)+1)-1) + small + "]"
-	return []struct {
-		name string
-		data []byte
-	}{{"200B", []byte(small)}, {"1MB", []byte(large)}}
-}
-
 // BenchmarkNextJSONStructural walks a 200-byte create body and a megabyte
 // of them in one array.
 func BenchmarkNextJSONStructural(b *testing.B) {
-	for _, bc := range scanBodies() {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(bc.data)))
+	for _, bc := range jsonsamples.Bodies() {
+		b.Run(bc.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				for i := NextJSONStructural(bc.data, 0); i < len(bc.data); i = NextJSONStructural(bc.data, i+1) {
+				for i := NextJSONStructural(bc.Data, 0); i < len(bc.Data); i = NextJSONStructural(bc.Data, i+1) {
 				}
 			}
 		})

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/paymock/paymock/internal/jsonsamples"
 )
 
 func TestValidateCreate_MetadataValuesNestAtMostFiveDeep(t *testing.T) {
@@ -67,12 +69,12 @@ func TestJSONDepth_CountsBracketsOutsideStrings(t *testing.T) {
 // BenchmarkJSONDepth measures the depth of a 200-byte create body and of
 // a megabyte of them in one array.
 func BenchmarkJSONDepth(b *testing.B) {
-	for _, bc := range scanBodies() {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(bc.data)))
+	for _, bc := range jsonsamples.Bodies() {
+		b.Run(bc.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				jsonDepth(bc.data)
+				jsonDepth(bc.Data)
 			}
 		})
 	}

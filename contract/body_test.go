@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/jsonsamples"
 )
 
 // decoderCount counts data's values as encoding/json's tokens give them:
@@ -228,29 +229,13 @@ func TestCountValues_KeepsItsCountOnTrickyBytes(t *testing.T) {
 // BenchmarkCountValues counts the values of a 200-byte create body and of
 // a megabyte of them in one array, the most a request body may be.
 func BenchmarkCountValues(b *testing.B) {
-	for _, bc := range scanBodies() {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(bc.data)))
+	for _, bc := range jsonsamples.Bodies() {
+		b.Run(bc.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				countValues(bc.data, 1<<30)
+				countValues(bc.Data, 1<<30)
 			}
 		})
 	}
-}
-
-// scanBodies are what the walks outside strings are measured on: a create
-// body of 200 bytes, and a megabyte of them in one array, as the root
-// package's scanBodies.
-func scanBodies() []struct {
-	name string
-	data []byte
-} {
-	small := `{"amount":10.50,"currency":"USD","customer":{"email":"buyer@example.com","name":"A \"B\" C"},` +
-		`"metadata":{"order":"4242424242","tags":["x","y"],"n":[1,2,3]},"success_url":"https://shop.example.com/ok"}`
-	large := "[" + strings.Repeat(small+",", (1<<20)/(len(small)+1)-1) + small + "]"
-	return []struct {
-		name string
-		data []byte
-	}{{"200B", []byte(small)}, {"1MB", []byte(large)}}
 }

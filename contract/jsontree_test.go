@@ -5,6 +5,8 @@ package contract
 import (
 	"strings"
 	"testing"
+
+	"github.com/paymock/paymock/internal/jsonsamples"
 )
 
 // FuzzNodeBound_CoversTheTree checks that nodeBound never says fewer
@@ -64,12 +66,12 @@ func TestNodeBound_KeepsItsBoundOnTrickyBytes(t *testing.T) {
 // BenchmarkNodeBound bounds the nodes of a 200-byte create body and of a
 // megabyte of them, the size of body parseTree counts before parsing.
 func BenchmarkNodeBound(b *testing.B) {
-	for _, bc := range scanBodies() {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(bc.data)))
+	for _, bc := range jsonsamples.Bodies() {
+		b.Run(bc.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				nodeBound(bc.data)
+				nodeBound(bc.Data)
 			}
 		})
 	}

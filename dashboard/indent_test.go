@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/paymock/paymock/internal/jsonsamples"
 )
 
 // FuzzIndentedSize_BoundsJSONIndent checks that indentedSize never says
@@ -65,23 +67,15 @@ func TestIndentedSize_KeepsItsSizeOnTrickyBytes(t *testing.T) {
 	}
 }
 
-// BenchmarkIndentedSize sizes the indented form of a 200-byte create body
-// and of a megabyte of them in one array: the bodies of the root package's
-// and the contract's scanBodies, built here again since one package's
-// test helpers are not another's.
+// BenchmarkIndentedSize sizes the indented form of the bodies every walk
+// outside JSON strings is measured on (jsonsamples).
 func BenchmarkIndentedSize(b *testing.B) {
-	small := `{"amount":10.50,"currency":"USD","customer":{"email":"buyer@example.com","name":"A \"B\" C"},` +
-		`"metadata":{"order":"4242424242","tags":["x","y"],"n":[1,2,3]},"success_url":"https://shop.example.com/ok"}`
-	large := "[" + strings.Repeat(small+",", (1<<20)/(len(small)+1)-1) + small + "]"
-	for _, bc := range []struct {
-		name string
-		data []byte
-	}{{"200B", []byte(small)}, {"1MB", []byte(large)}} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(bc.data)))
+	for _, bc := range jsonsamples.Bodies() {
+		b.Run(bc.Name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.Data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				indentedSize(bc.data)
+				indentedSize(bc.Data)
 			}
 		})
 	}
