@@ -186,15 +186,7 @@ func TestRun_ARequestUnderWayIsNeverClosedForRoom(t *testing.T) {
 	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &connLimits, wrap: counting(&n)})
 	// A delay fault keeps the merchant's lists inside the handler.
 	rule := `{"target": "api", "operation": "listPayments", "delay_ms": 3000}`
-	req, err := http.NewRequest(http.MethodPost, "http://"+r.addr+"/_sandbox/faults", strings.NewReader(rule))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer sk_test_slow")
-	req.Header.Set("Content-Type", "application/json")
-	if st, body := checkedDo(t, docs.Sandbox, req); st != http.StatusCreated {
-		t.Fatalf("add the delay rule: %d %s", st, body)
-	}
+	addFaultRule(t, docs, r.addr, "sk_test_slow", rule)
 
 	var wg sync.WaitGroup
 	type answer struct {
@@ -333,18 +325,25 @@ func TestRun_AResetFaultStillResetsTheConnection(t *testing.T) {
 	}
 	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &connLimits})
 	rule := `{"target": "api", "operation": "listPayments", "reset": true}`
-	req, err := http.NewRequest(http.MethodPost, "http://"+r.addr+"/_sandbox/faults", strings.NewReader(rule))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer sk_test_reset")
-	req.Header.Set("Content-Type", "application/json")
-	if st, body := checkedDo(t, docs.Sandbox, req); st != http.StatusCreated {
-		t.Fatalf("add the reset rule: %d %s", st, body)
-	}
+	addFaultRule(t, docs, r.addr, "sk_test_reset", rule)
 	// The rule hijacks the connection through the answer's writer, which
 	// the answer deadline wraps: the client must see no answer at all.
 	if st, body, err := tryChecked(docs.Service, listPayments(t, r.addr, "sk_test_reset")); err == nil {
 		t.Errorf("GET /api/v1/payments under a reset rule answered %d %s, want the connection reset", st, body)
+	}
+}
+
+// addFaultRule adds a fault rule for key's merchant through the control
+// API, its answer checked against the contract.
+func addFaultRule(t *testing.T, docs *contract.Documents, addr, key, rule string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/_sandbox/faults", strings.NewReader(rule))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	if st, body := checkedDo(t, docs.Sandbox, req); st != http.StatusCreated {
+		t.Fatalf("add the rule %s: %d %s", rule, st, body)
 	}
 }
