@@ -58,6 +58,13 @@ type JournalStore interface {
 	// belongs in the report, so the store writes it even then, bounding
 	// its own time if it can stall.
 	AppendRequest(ctx context.Context, merchantID string, r JournalRecord) error
+	// ReplaceRequest puts r in place of was, the merchant's entry of the
+	// same request (Entry.ID), in its place among the others, counting r
+	// rather than was: the server corrects with it an entry a store call
+	// carried (JournalCarry) when the answer turned out otherwise. An
+	// entry no longer listed (trimmed away) is an error wrapping
+	// ErrNotFound, and the counts stay as they were.
+	ReplaceRequest(ctx context.Context, merchantID string, was, r JournalRecord) error
 	// TrimRequests keeps the merchant's newest keep requests and folds
 	// the older ones into the counts of CountRequests, which so cover
 	// every request ever appended, each once. From a trim on, a store

@@ -7,9 +7,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/packed"
 )
 
 // Journal keeps request journals in memory: per merchant a ring of its
@@ -183,8 +186,8 @@ func (j *Journal) nameLocked(name string) uint32 {
 // AppendRequest implements paymock.JournalStore.
 func (j *Journal) AppendRequest(_ context.Context, merchantID string, r paymock.JournalRecord) error {
 	e := &r.Entry
-	if e.Status < math.MinInt16 || e.Status > math.MaxInt16 {
-		return fmt.Errorf("memory: append to the request journal: status %d: want an HTTP status, or 0 for a reset connection", e.Status)
+	if err := checkStatus(e.Status); err != nil {
+		return fmt.Errorf("memory: append to the request journal: %w", err)
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -192,19 +195,91 @@ func (j *Journal) AppendRequest(_ context.Context, merchantID string, r paymock.
 	j.scratch = appendEntry(j.scratch[:0], e, op, j.nameLocked(e.Variant))
 	ml := j.merchantLocked(merchantID)
 	ml.push(string(j.scratch))
+	ml.countRecord(op, r, 1)
+	return nil
+}
+
+// checkStatus refuses a status an entry cannot hold.
+func checkStatus(status int) error {
+	if status < math.MinInt16 || status > math.MaxInt16 {
+		return fmt.Errorf("status %d: want an HTTP status, or 0 for a reset connection", status)
+	}
+	return nil
+}
+
+// countRecord adds delta (1, or -1 to take it back) to the counts of r,
+// whose operation is op.
+func (ml *merchantLog) countRecord(op uint32, r paymock.JournalRecord, delta int) {
+	e := &r.Entry
 	if !r.Counted {
-		return nil
+		return
 	}
-	ml.count(op, e.Status, r.Violating, e.InjectedFault != "").calls++
-	if r.Violating && e.Operation != "" {
-		big := ml.grow()
-		if big.violations == nil {
-			big.violations = make(map[opViolation]int)
-		}
-		for _, v := range e.Violations {
-			big.violations[opViolation{op, v}]++
+	ml.count(op, e.Status, r.Violating, e.InjectedFault != "").calls += delta
+	if delta < 0 {
+		ml.dropEmptyCounts()
+	}
+	if !r.Violating || e.Operation == "" {
+		return
+	}
+	big := ml.grow()
+	if big.violations == nil {
+		big.violations = make(map[opViolation]int)
+	}
+	for _, v := range e.Violations {
+		k := opViolation{op, v}
+		if big.violations[k] += delta; big.violations[k] <= 0 {
+			delete(big.violations, k)
 		}
 	}
+}
+
+// dropEmptyCounts forgets the counters a count taken back left at 0.
+func (ml *merchantLog) dropEmptyCounts() {
+	if ml.big == nil {
+		if ml.firstCall.calls <= 0 {
+			ml.firstCall = callCount{}
+		}
+		return
+	}
+	ml.big.calls = slices.DeleteFunc(ml.big.calls, func(c callCount) bool { return c.calls <= 0 })
+}
+
+// ReplaceRequest implements paymock.JournalStore: the entry is found by
+// its id among the ring's, newest first, and the counts of was are taken
+// back for those of r.
+func (j *Journal) ReplaceRequest(_ context.Context, merchantID string, was, r paymock.JournalRecord) error {
+	if was.Entry.ID != r.Entry.ID {
+		return fmt.Errorf("memory: replace request %s of the request journal with %s: want the same request", was.Entry.ID, r.Entry.ID)
+	}
+	if err := checkStatus(r.Entry.Status); err != nil {
+		return fmt.Errorf("memory: replace request %s of the request journal: %w", r.Entry.ID, err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	ml := j.merchants[merchantID]
+	at := -1
+	if ml != nil {
+		head := string(packed.AppendString(nil, r.Entry.ID))
+		for i := range ml.entries() {
+			if strings.HasPrefix(ml.newest(i), head) {
+				at = i
+				break
+			}
+		}
+	}
+	if at < 0 {
+		return fmt.Errorf("memory: replace request %s of the request journal: %w", r.Entry.ID, paymock.ErrNotFound)
+	}
+	op := j.nameLocked(r.Entry.Operation)
+	enc := string(appendEntry(nil, &r.Entry, op, j.nameLocked(r.Entry.Variant)))
+	if ml.big == nil {
+		ml.first = enc
+	} else {
+		n := len(ml.big.ring)
+		ml.big.ring[(int(ml.big.next)-1-at+2*n)%n] = enc
+	}
+	ml.countRecord(j.nameLocked(was.Entry.Operation), was, -1)
+	ml.countRecord(op, r, 1)
 	return nil
 }
 

@@ -38,7 +38,16 @@ type exchange struct {
 	caller   *paymock.Merchant // the key's merchant, even where none was needed
 	authErr  error
 	body     []byte
-	variant  string
+	variant  string // the wire form of the answer, once written
+	// enc is the wire form drawn for the answer (encChosen), which a
+	// journal entry carried by a store call names before it is written.
+	enc       paymock.Encoding
+	encChosen bool
+	at        string // the journal entry's time, once formed
+	// carry is the journal entry offered to the request's store call
+	// (journalcarry.go), in carrying.
+	carry    carrier
+	carrying paymock.CarryingContext
 	err      error  // the error answered, if any
 	refused  bool   // by a check of the chain, before any handler ran
 	fault    string // the id of the fault rule that shaped the answer

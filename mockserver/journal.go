@@ -119,13 +119,33 @@ func (j *requestJournal) append(ctx context.Context, log *slog.Logger, merchantI
 		err = j.store.AppendRequest(ctx, merchantID, r)
 	}
 	if err != nil {
-		j.lost.Add(1)
-		if j.failing.CompareAndSwap(false, true) {
-			log.WarnContext(ctx, "request journal entries not stored: the journal and the report miss them until the store is back",
-				"merchant", merchantID, "error", err)
-		}
+		j.failed(ctx, log, merchantID, err)
 		return
 	}
+	j.stored(ctx, log, merchantID)
+}
+
+// replace puts r in place of was, the entry of its request a store call
+// carried, which the answer turned out other than.
+func (j *requestJournal) replace(ctx context.Context, log *slog.Logger, merchantID string, was, r paymock.JournalRecord) {
+	if err := j.store.ReplaceRequest(ctx, merchantID, was, r); err != nil {
+		log.WarnContext(ctx, "request journal entry not corrected: it shows the answer the request would have had",
+			"merchant", merchantID, "request", r.Entry.ID, "error", err)
+	}
+}
+
+// failed logs the first of the entries lost in an outage and counts them.
+func (j *requestJournal) failed(ctx context.Context, log *slog.Logger, merchantID string, err error) {
+	j.lost.Add(1)
+	if j.failing.CompareAndSwap(false, true) {
+		log.WarnContext(ctx, "request journal entries not stored: the journal and the report miss them until the store is back",
+			"merchant", merchantID, "error", err)
+	}
+}
+
+// stored notes an entry of the merchant stored, ending an outage, and
+// trims the merchant's journal when one is due.
+func (j *requestJournal) stored(ctx context.Context, log *slog.Logger, merchantID string) {
 	if j.failing.Load() && j.failing.CompareAndSwap(true, false) {
 		log.InfoContext(ctx, "request journal entries stored again", "lost", j.lost.Swap(0))
 	}
@@ -220,30 +240,51 @@ func durationMS(d time.Duration) float64 { return paymock.JournalMillis(d.Micros
 // journalRequest records a finished exchange in its merchant's journal. A
 // request refused before its key was checked belongs to the key's
 // merchant when the key is good; with no good key it belongs to nobody.
+// An entry a store call carried (journalcarry.go) is stored already: it
+// is replaced only when the answer turned out other than it says.
 func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 	m := x.caller
 	if m == nil {
 		return
 	}
+	status := x.rec.status
+	if x.reset {
+		status = 0
+	}
+	rec := s.journalRecord(c, x, status, x.variant)
+	ctx := c.Request().Context()
+	if x.carry.carried {
+		if !sameRecord(x.carry.rec, rec) {
+			s.journal.replace(ctx, s.log, m.ID, x.carry.rec, rec)
+		}
+		s.journal.stored(ctx, s.log, m.ID)
+		return
+	}
+	s.journal.append(ctx, s.log, m.ID, rec, x.err)
+}
+
+// journalRecord is the exchange's journal entry, as answered with status
+// in the wire form variant.
+func (s *Server) journalRecord(c *echo.Context, x *exchange, status int, variant string) paymock.JournalRecord {
 	r := c.Request()
-	at, err := s.clock.Now(r.Context(), m.ID)
-	if err != nil {
-		at = time.Now() // the clock's store failed this request already
+	if x.at == "" {
+		at, err := s.clock.Now(r.Context(), x.caller.ID)
+		if err != nil {
+			at = time.Now() // the clock's store failed this request already
+		}
+		x.at = paymock.FormatTime(at)
 	}
 	e := JournalEntry{
 		ID:            s.requestID(r.Context(), x),
-		At:            paymock.FormatTime(at),
+		At:            x.at,
 		Method:        contract.ShortPath(x.method), // any token up to the header limit, from the client
 		Path:          contract.ShortPath(r.URL.Path),
 		Query:         contract.ShortPath(r.URL.RawQuery),
-		Status:        x.rec.status,
+		Status:        status,
 		DurationMS:    durationMS(time.Since(x.start)),
-		Variant:       x.variant,
+		Variant:       variant,
 		InjectedFault: x.fault,
 		InjectedBy:    contract.ShortPath(x.faultBy),
-	}
-	if x.reset {
-		e.Status = 0
 	}
 	if x.route != nil {
 		e.Operation = x.route.OperationID()
@@ -258,6 +299,5 @@ func (s *Server) journalRequest(c *echo.Context, x *exchange) {
 			e.Violations = []paymock.Violation{{Param: de.Param, Code: de.Code, Message: de.Message}}
 		}
 	}
-	rec := paymock.JournalRecord{Entry: e, Counted: x.doc == s.docs.Service, Violating: x.refused && x.fault == ""}
-	s.journal.append(r.Context(), s.log, m.ID, rec, x.err)
+	return paymock.JournalRecord{Entry: e, Counted: x.doc == s.docs.Service, Violating: x.refused && x.fault == ""}
 }

@@ -54,7 +54,7 @@ func (s *Server) createPayment(c *echo.Context) error {
 		c, _ := lifecycle.CardFor(req.PaymentMethod.Card.Number)
 		p.Declines3DS = c.DeclineOn3DS
 	}
-	if err := s.store.Insert(ctx, p, s.maxPayments); err != nil {
+	if err := s.store.Insert(s.carryJournal(c, http.StatusCreated), p, s.maxPayments); err != nil {
 		if errors.Is(err, paymock.ErrLimitReached) {
 			return s.paymentLimit()
 		}
@@ -150,7 +150,7 @@ func mayNameScenario(raw []byte) bool {
 func (s *Server) retrievePayment(c *echo.Context) error {
 	m := merchantOf(c)
 	id := pathParam(c, "id")
-	p, err := s.store.Get(c.Request().Context(), m.ID, id)
+	p, err := s.store.Get(s.carryJournal(c, http.StatusOK), m.ID, id)
 	if errors.Is(err, paymock.ErrNotFound) {
 		return paymock.PaymentNotFound(id)
 	}
@@ -214,7 +214,7 @@ func (s *Server) listPayments(c *echo.Context) error {
 		return err
 	}
 	pg := pr.window()
-	items, total, err := s.store.List(c.Request().Context(), m.ID, pg.Offset, pg.Limit)
+	items, total, err := s.store.List(s.carryJournal(c, http.StatusOK), m.ID, pg.Offset, pg.Limit)
 	if err != nil {
 		return fmt.Errorf("list payments: %w", err)
 	}
@@ -265,9 +265,18 @@ func queryInt(c *echo.Context, name string, def int64) (int64, error) {
 // encoding picks the wire form of this response and notes it for the
 // journal.
 func (s *Server) encoding(c *echo.Context) paymock.Encoding {
-	enc := s.variants.Next()
-	exchangeOf(c).variant = enc.String()
+	x := exchangeOf(c)
+	enc := s.drawnEncoding(x)
+	x.variant = enc.String()
 	return enc
+}
+
+// drawnEncoding is the wire form of the request's answer, drawn once.
+func (s *Server) drawnEncoding(x *exchange) paymock.Encoding {
+	if !x.encChosen {
+		x.enc, x.encChosen = s.variants.Next(), true
+	}
+	return x.enc
 }
 
 // writePayment answers one payment. When the encoder wrote it by hand,

@@ -130,7 +130,10 @@
 // read, which the primary key carries too, so that counting and paging
 // read the index rather than a heap page per request. An append takes no
 // lock another waits for: seq is an identity, not a per-merchant counter.
-// Each replica trims a merchant's journal at its first append of the
+// A create, retrieve or list offers its entry to its store call
+// (paymock.JournalCarry), and the statement that does its work inserts it
+// too (carry.go): one round trip a request. Other appends that arrive
+// together share one INSERT. Each replica trims a merchant's journal at its first append of the
 // merchant, then every tenth of the journal's size (at most every 1,000
 // appends): one statement deletes the requests older than the newest
 // --journal-size and adds them to request_journal_calls and

@@ -27,22 +27,12 @@ func (s *Store) AppendRequest(ctx context.Context, merchantID string, r paymock.
 	// Written even when the client has gone, for the report.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalWriteTimeout)
 	defer cancel()
-	e := r.Entry
-	e.Violations = nil // a column of their own
-	entry, err := json.Marshal(e)
+	row, err := journalRowOf(merchantID, r)
 	if err != nil {
-		return fmt.Errorf("postgres: encode the journal entry %s: %w", e.ID, err)
+		return err
 	}
-	row := journalRow{merchantID: merchantID, status: e.Status, operation: e.Operation, counted: r.Counted,
-		violating: r.Violating, injected: e.InjectedFault != "", entry: string(entry), done: make(chan error, 1)}
-	if len(r.Entry.Violations) > 0 {
-		b, err := json.Marshal(r.Entry.Violations)
-		if err != nil {
-			return fmt.Errorf("postgres: encode the violations of %s: %w", e.ID, err)
-		}
-		row.violations = new(string(b))
-	}
-	s.journal.add(ctx, s, &row)
+	row.done = make(chan error, 1)
+	s.journal.add(ctx, s, row)
 	select {
 	case err = <-row.done:
 	case <-ctx.Done():
@@ -52,6 +42,26 @@ func (s *Store) AppendRequest(ctx context.Context, merchantID string, r paymock.
 		return check("append to the request journal of "+merchantID, err)
 	}
 	return nil
+}
+
+// journalRowOf is r as a row of request_journal.
+func journalRowOf(merchantID string, r paymock.JournalRecord) (*journalRow, error) {
+	e := r.Entry
+	e.Violations = nil // a column of their own
+	entry, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: encode the journal entry %s: %w", e.ID, err)
+	}
+	row := &journalRow{merchantID: merchantID, status: e.Status, operation: e.Operation, counted: r.Counted,
+		violating: r.Violating, injected: e.InjectedFault != "", entry: string(entry)}
+	if len(r.Entry.Violations) > 0 {
+		b, err := json.Marshal(r.Entry.Violations)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: encode the violations of %s: %w", e.ID, err)
+		}
+		row.violations = new(string(b))
+	}
+	return row, nil
 }
 
 // journalRow is one entry waiting to be written, and where its outcome goes.
@@ -314,3 +324,37 @@ func (s *Store) CountRequests(ctx context.Context, merchantID string) (paymock.J
 // replica's, and another may still serve the merchant, so a replica that
 // forgets an idle merchant leaves it, as it leaves its payments.
 func (s *Store) ForgetRequests(ctx context.Context, merchantID string) error { return nil }
+
+// replaceRequest overwrites the newest row of merchant $1 whose entry is
+// request $2's. It looks among the newest rows only: the server replaces
+// an entry right after its request's statement wrote it.
+const replaceRequest = `UPDATE request_journal SET status = $3, operation = $4, has_violations = $5, counted = $6,
+	violating = $7, injected = $8, entry = $9, violations = $10
+WHERE merchant_id = $1 AND seq = (
+	SELECT seq FROM (
+		SELECT seq, entry FROM request_journal WHERE merchant_id = $1 ORDER BY seq DESC LIMIT 1000
+	) newest WHERE entry->>'id' = $2 ORDER BY seq DESC LIMIT 1
+)`
+
+// ReplaceRequest implements paymock.JournalStore. The counts are the
+// rows', so overwriting the row counts r in place of was.
+func (s *Store) ReplaceRequest(ctx context.Context, merchantID string, was, r paymock.JournalRecord) error {
+	if was.Entry.ID != r.Entry.ID {
+		return fmt.Errorf("postgres: replace request %s of the request journal with %s: want the same request", was.Entry.ID, r.Entry.ID)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), journalWriteTimeout)
+	defer cancel()
+	row, err := journalRowOf(merchantID, r)
+	if err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, replaceRequest, merchantID, r.Entry.ID, row.status, row.operation, row.violations != nil,
+		row.counted, row.violating, row.injected, row.entry, row.violations)
+	if err != nil {
+		return check("replace request "+r.Entry.ID+" of the request journal of "+merchantID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("postgres: replace request %s of the request journal of %s: %w", r.Entry.ID, merchantID, paymock.ErrNotFound)
+	}
+	return nil
+}

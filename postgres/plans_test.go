@@ -55,41 +55,57 @@ func TestList_PlanIsKeptAndReadsOnlyThePage(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			conn, err := s.pool.Acquire(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Release()
-			if _, err := conn.Exec(ctx, `PREPARE list_page AS `+listPayments); err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Exec(context.WithoutCancel(ctx), `DEALLOCATE list_page`) //nolint:errcheck // the connection goes back to the pool
-			// PostgreSQL plans the first five calls for their values, then
-			// keeps a plan for any values when it costs no more.
-			for i := range 6 {
-				m := "acme"
-				if i%2 == 1 && tc.others > 0 {
-					m = "m1"
-				}
-				if _, err := conn.Exec(ctx, `EXECUTE list_page('`+m+`', 0, 10)`); err != nil {
-					t.Fatal(err)
-				}
-			}
-			plan := explain(t, conn.Conn(), `EXPLAIN (VERBOSE, COSTS OFF) EXECUTE list_page('acme', 0, 10)`)
-			if strings.Contains(plan, "'acme'") {
-				t.Errorf("the plan holds the call's merchant: planned for this call, not kept:\n%s", plan)
-			}
-			// payment_counts may be read whole while it is one page.
-			for _, bad := range []string{"Sort", "Seq Scan on public.payments", "Bitmap Heap Scan on public.payments"} {
-				if strings.Contains(plan, bad) {
-					t.Errorf("the plan has a %s:\n%s", bad, plan)
-				}
-			}
-			ran := explain(t, conn.Conn(), `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE list_page('acme', 0, 10)`)
-			if !strings.Contains(ran, "Index Scan using payments_newest_first on payments (actual rows=10 loops=1)") {
-				t.Errorf("a page of 10 of %d payments does not read 10 of them through payments_newest_first:\n%s", tc.big, ran)
+			// The statement alone, and carrying a request's journal entry
+			// (carry.go), whose parameters follow the page's.
+			entry := `, 'acme', 200, 'listPayments', false, true, false, false, '{"id":"req_1","duration_ms":', 5, '}', NULL`
+			for _, st := range []struct{ name, sql, more string }{
+				{"alone", listPayments, ""},
+				{"carrying an entry", s.carriedSQL.list, entry},
+			} {
+				t.Run(st.name, func(t *testing.T) { checkListPlan(t, s, st.sql, st.more, tc.big, tc.others > 0) })
 			}
 		})
+	}
+}
+
+// checkListPlan prepares sql, a list page, on a connection of s, calls it
+// as a store would, and fails unless the plan kept reads only the page;
+// more are the parameters past the page's three.
+func checkListPlan(t *testing.T, s *Store, sql, more string, big int, others bool) {
+	ctx := t.Context()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `PREPARE list_page AS `+sql); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `DEALLOCATE list_page`) //nolint:errcheck // the connection goes back to the pool
+	// PostgreSQL plans the first five calls for their values, then
+	// keeps a plan for any values when it costs no more.
+	for i := range 6 {
+		m := "acme"
+		if i%2 == 1 && others {
+			m = "m1"
+		}
+		if _, err := conn.Exec(ctx, `EXECUTE list_page('`+m+`', 0, 10`+more+`)`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := explain(t, conn.Conn(), `EXPLAIN (VERBOSE, COSTS OFF) EXECUTE list_page('acme', 0, 10`+more+`)`)
+	if strings.Contains(plan, "'acme'") {
+		t.Errorf("the plan holds the call's merchant: planned for this call, not kept:\n%s", plan)
+	}
+	// payment_counts may be read whole while it is one page.
+	for _, bad := range []string{"Sort", "Seq Scan on public.payments", "Bitmap Heap Scan on public.payments"} {
+		if strings.Contains(plan, bad) {
+			t.Errorf("the plan has a %s:\n%s", bad, plan)
+		}
+	}
+	ran := explain(t, conn.Conn(), `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE list_page('acme', 0, 10`+more+`)`)
+	if !strings.Contains(ran, "Index Scan using payments_newest_first on payments (actual rows=10 loops=1)") {
+		t.Errorf("a page of 10 of %d payments does not read 10 of them through payments_newest_first:\n%s", big, ran)
 	}
 }
 

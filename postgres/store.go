@@ -78,6 +78,9 @@ type Store struct {
 	decoded decodedPayments
 	// journal groups the appends to the request journal (journal.go).
 	journal journalWriter
+	// carriedSQL are the statements that carry a request's journal entry
+	// (carry.go).
+	carriedSQL carriedStatements
 	// inserted counts this replica's inserts, for analyzeGrowing.
 	inserted atomic.Int64
 	// background is the work Close waits for.
@@ -139,7 +142,7 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 		return nil, err
 	}
 	log.Debug("database ready", "database", where, "schema_version", version, "max_conns", pc.MaxConns)
-	s := &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns)}
+	s := &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns), carriedSQL: newCarriedStatements()}
 	s.clockReads = &coalescedReads{query: s.queryClock}
 	s.changes = newChanges()
 	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -200,13 +203,18 @@ func (s *Store) Ping(ctx context.Context) error {
 // most the merchant's concurrent creates less one, so at most the
 // connections of every replica less one. An exact cap would need the
 // merchant's creates to queue on one lock, which the slots exist to avoid.
-const insertPayment = `WITH p AS (
-	INSERT INTO payments (merchant_id, id, status, expires_at, payment)
+const insertPayment = `WITH done AS (` + insertPaymentRow + `) ` + countInsertedPayment
+
+// insertPaymentRow and countInsertedPayment are insertPayment's two
+// parts, the second counting the rows of the first, which it names done.
+const (
+	insertPaymentRow = `INSERT INTO payments (merchant_id, id, status, expires_at, payment)
 	SELECT $1, $2, $3, $4, $5
 	WHERE $6::bigint < 0 OR (SELECT coalesce(sum(n), 0) FROM payment_counts WHERE merchant_id = $1) < $6::bigint
-	RETURNING 1
-) INSERT INTO payment_counts AS c (merchant_id, slot, n) SELECT $1, pg_backend_pid() % 16, 1 FROM p
+	RETURNING 1`
+	countInsertedPayment = `INSERT INTO payment_counts AS c (merchant_id, slot, n) SELECT $1, pg_backend_pid() % 16, 1 FROM done
 	ON CONFLICT (merchant_id, slot) DO UPDATE SET n = c.n + 1`
+)
 
 // Insert implements paymock.Store. The limit may be passed by concurrent
 // inserts of the merchant (see insertPayment).
@@ -215,7 +223,13 @@ func (s *Store) Insert(ctx context.Context, p paymock.Payment, limit int) error 
 	if err != nil {
 		return err
 	}
-	tag, err := s.pool.Exec(ctx, insertPayment, p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc, int64(limit))
+	var tag pgconn.CommandTag
+	err = carryOrNot(ctx, insertPayment, s.carriedSQL.insert,
+		[]any{p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc, int64(limit)},
+		func(sql string, args []any) (bool, error) {
+			tag, err = s.pool.Exec(ctx, sql, args...)
+			return tag.RowsAffected() > 0, err
+		})
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == "23505" { // unique_violation
 		return fmt.Errorf("insert %s: id already used", p.ID)
@@ -253,14 +267,19 @@ func (s *Store) analyzeGrowing() {
 	})
 }
 
+// getPayment reads one payment of a merchant.
+const getPayment = `SELECT payment FROM payments WHERE merchant_id = $1 AND id = $2`
+
 // Get implements paymock.Store.
 func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment, error) {
 	if !storable(id) {
 		return paymock.Payment{}, notFound(id, pgx.ErrNoRows)
 	}
 	var doc []byte
-	err := s.pool.QueryRow(ctx, `SELECT payment FROM payments WHERE merchant_id = $1 AND id = $2`,
-		merchantID, id).Scan(&doc)
+	err := carryOrNot(ctx, getPayment, s.carriedSQL.get, []any{merchantID, id}, func(sql string, args []any) (bool, error) {
+		err := s.pool.QueryRow(ctx, sql, args...).Scan(&doc)
+		return err == nil, err
+	})
 	if err != nil {
 		return paymock.Payment{}, notFound(id, err)
 	}
@@ -318,41 +337,46 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 	if offset < 0 || limit < 0 {
 		return nil, 0, fmt.Errorf("list: negative offset or limit")
 	}
-	rows, err := s.pool.Query(ctx, listPayments, merchantID, int64(offset), int64(limit))
-	if err != nil {
-		return nil, 0, check("listing payments", err)
-	}
-	defer rows.Close()
 	type listed struct {
 		seq int64
-		p   paymock.Payment
+		id  string
+		doc []byte
 	}
-	page := make([]listed, 0, min(limit, 100))
-	var total int64
-	for rows.Next() {
-		var n, seq *int64
-		var id *string
-		var doc []byte
-		if err := rows.Scan(&n, &seq, &id, &doc); err != nil {
-			return nil, 0, check("listing payments", err)
-		}
-		if id == nil { // the total's row
-			total = *n
-			continue
-		}
-		p, err := s.decoded.decode(merchantID, *id, doc)
-		if err != nil {
-			return nil, 0, err
-		}
-		page = append(page, listed{*seq, p})
-	}
-	if err := rows.Err(); err != nil {
+	var (
+		page  []listed
+		total int64
+	)
+	err := carryOrNot(ctx, listPayments, s.carriedSQL.list, []any{merchantID, int64(offset), int64(limit)},
+		func(sql string, args []any) (bool, error) {
+			page, total = make([]listed, 0, min(limit, 100)), 0
+			rows, err := s.pool.Query(ctx, sql, args...)
+			if err != nil {
+				return false, err
+			}
+			var n, seq *int64
+			var id *string
+			var doc []byte
+			_, err = pgx.ForEachRow(rows, []any{&n, &seq, &id, &doc}, func() error {
+				if id == nil { // the total's row
+					total = *n
+				} else {
+					page = append(page, listed{*seq, *id, doc})
+				}
+				return nil
+			})
+			return err == nil, err
+		})
+	if err != nil {
 		return nil, 0, check("listing payments", err)
 	}
 	slices.SortFunc(page, func(a, b listed) int { return cmp.Compare(b.seq, a.seq) })
 	out := make([]paymock.Payment, len(page))
 	for i, l := range page {
-		out[i] = l.p
+		p, err := s.decoded.decode(merchantID, l.id, l.doc)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[i] = p
 	}
 	return out, int(total), nil
 }

@@ -5,7 +5,9 @@ package journaltest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -29,6 +31,8 @@ func Run(t *testing.T, open func(t *testing.T) paymock.JournalStore) {
 		{"MerchantsAreIsolated", merchantsIsolated},
 		{"ForgetLeavesOtherMerchantsAlone", forgetLeavesOthers},
 		{"RefusesANegativeWindow", refusesNegative},
+		{"ReplaceTakesTheEntrysPlaceAndItsCounts", replaceTakesPlace},
+		{"ReplaceOfARequestNotHeldChangesNothing", replaceNotHeld},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.test(t, open(t)) })
 	}
@@ -363,5 +367,81 @@ func forgetLeavesOthers(t *testing.T, s paymock.JournalStore) {
 	}
 	if err := s.ForgetRequests(t.Context(), "nobody"); err != nil {
 		t.Errorf("forgetting a merchant with no journal: %v", err)
+	}
+}
+
+func replaceTakesPlace(t *testing.T, s paymock.JournalStore) {
+	ctx := t.Context()
+	was := Record("req_2", "createPayment", 201)
+	appendAll(t, s, "acme", Record("req_1", "createPayment", 201), was, Record("req_3", "listPayments", 200))
+	appendAll(t, s, "globex", Record("req_2", "createPayment", 201)) // ids are the merchant's own
+
+	// The answer turned out a refusal: the entry says so, in its place,
+	// and is counted as one, not as what it replaced.
+	bad := Record("req_2", "createPayment", 400)
+	bad.Entry.DurationMS = 2.5
+	if err := s.ReplaceRequest(ctx, "acme", was, bad); err != nil {
+		t.Fatal(err)
+	}
+	items, total, err := s.ListRequests(ctx, "acme", paymock.JournalQuery{Keep: 100, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 3 || len(items) != 3 || items[0].ID != "req_3" || items[1].ID != "req_2" || items[2].ID != "req_1" {
+		t.Fatalf("after the replace: %d, %+v", total, items)
+	}
+	if got := items[1]; got.Status != 400 || got.DurationMS != 2.5 || !slices.Equal(got.Violations, bad.Entry.Violations) {
+		t.Errorf("replaced entry: %+v", got)
+	}
+	calls, violations := Calls(t, s, "acme")
+	wantCalls := map[string]int{"createPayment 201": 1, "createPayment 400": 1, "listPayments 200": 1, "violating": 1}
+	wantViolations := map[string]int{"createPayment currency/parameter_invalid": 1}
+	if !maps.Equal(calls, wantCalls) || !maps.Equal(violations, wantViolations) {
+		t.Errorf("counts after the replace: %v %v, want %v %v", calls, violations, wantCalls, wantViolations)
+	}
+	if ids, _ := IDs(t, s, "acme", paymock.JournalQuery{Keep: 100, Violations: true, Limit: 10}); !slices.Equal(ids, []string{"req_2"}) {
+		t.Errorf("requests with violations: %v", ids)
+	}
+
+	// And back: the violation's count goes with it.
+	if err := s.ReplaceRequest(ctx, "acme", bad, was); err != nil {
+		t.Fatal(err)
+	}
+	calls, violations = Calls(t, s, "acme")
+	wantCalls = map[string]int{"createPayment 201": 2, "listPayments 200": 1}
+	if !maps.Equal(calls, wantCalls) || len(violations) != 0 {
+		t.Errorf("counts after replacing back: %v %v, want %v and no violation", calls, violations, wantCalls)
+	}
+	if calls, _ := Calls(t, s, "globex"); !maps.Equal(calls, map[string]int{"createPayment 201": 1}) {
+		t.Errorf("another merchant's request of the same id: %v", calls)
+	}
+}
+
+func replaceNotHeld(t *testing.T, s paymock.JournalStore) {
+	ctx := t.Context()
+	appendAll(t, s, "acme", Record("req_1", "createPayment", 201))
+	for _, tc := range []struct {
+		name, merchant string
+		was, r         paymock.JournalRecord
+		notFound       bool
+	}{
+		{"an unknown request", "acme", Record("req_9", "createPayment", 201), Record("req_9", "createPayment", 500), true},
+		{"another merchant's", "globex", Record("req_1", "createPayment", 201), Record("req_1", "createPayment", 500), true},
+		{"two requests' records", "acme", Record("req_1", "createPayment", 201), Record("req_2", "createPayment", 500), false},
+	} {
+		err := s.ReplaceRequest(ctx, tc.merchant, tc.was, tc.r)
+		if err == nil || errors.Is(err, paymock.ErrNotFound) != tc.notFound {
+			t.Errorf("%s: %v (want an error, ErrNotFound %v)", tc.name, err, tc.notFound)
+		}
+	}
+	// A request trimmed away is no longer held, and its count stays.
+	if err := s.TrimRequests(ctx, "acme", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReplaceRequest(ctx, "acme", Record("req_1", "createPayment", 201), Record("req_1", "createPayment", 500)); !errors.Is(err, paymock.ErrNotFound) {
+		t.Errorf("a trimmed request: %v, want ErrNotFound", err)
+	}
+	if calls, _ := Calls(t, s, "acme"); !maps.Equal(calls, map[string]int{"createPayment 201": 1}) {
+		t.Errorf("counts: %v", calls)
 	}
 }

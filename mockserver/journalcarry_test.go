@@ -1,0 +1,40 @@
+// Which answers replace the journal entry a store call carried.
+
+package mockserver
+
+import (
+	"testing"
+
+	"github.com/paymock/paymock"
+)
+
+func TestSameRecord_IgnoresOnlyTheDuration(t *testing.T) {
+	base := func() paymock.JournalRecord {
+		return paymock.JournalRecord{Counted: true, Entry: paymock.JournalEntry{ID: "req_1", At: "2026-03-14T15:09:26Z",
+			Method: "GET", Path: "/api/v1/payments/pay_1", Operation: "retrievePayment", Status: 200, DurationMS: 0.2}}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(r *paymock.JournalRecord)
+		same   bool
+	}{
+		{"the duration", func(r *paymock.JournalRecord) { r.Entry.DurationMS = 3.5 }, true},
+		{"the status", func(r *paymock.JournalRecord) { r.Entry.Status = 500 }, false},
+		{"the variant", func(r *paymock.JournalRecord) { r.Entry.Variant = "amount=string" }, false},
+		{"a violation", func(r *paymock.JournalRecord) {
+			r.Entry.Violations = []paymock.Violation{{Code: "response_contract_violation"}}
+		}, false},
+		{"violating", func(r *paymock.JournalRecord) { r.Violating = true }, false},
+		{"counted", func(r *paymock.JournalRecord) { r.Counted = false }, false},
+		{"the fault", func(r *paymock.JournalRecord) { r.Entry.InjectedFault = "flt_1" }, false},
+		{"the time", func(r *paymock.JournalRecord) { r.Entry.At = "2026-03-14T15:09:27Z" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := base(), base()
+			tc.change(&b)
+			if got := sameRecord(a, b); got != tc.same {
+				t.Errorf("sameRecord with %s changed = %v, want %v", tc.name, got, tc.same)
+			}
+		})
+	}
+}
