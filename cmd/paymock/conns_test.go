@@ -160,20 +160,36 @@ func TestRun_ConnectionsPastTheBoundTakeThePlaceOfOnesServingNoRequest(t *testin
 		}},
 		{"nothing sent", func(net.Conn) error { return nil }},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &connLimits})
-			held := hold(t, r.addr, 2*connLimits.maxConns, tt.open)
-			for i := range 5 {
-				st, body := checkedDo(t, docs.Service, listPayments(t, r.addr, "sk_test_other"))
-				if st != http.StatusOK {
-					t.Fatalf("another client's request %d = %d %s, want 200", i, st, body)
+	// serve, and a proxy in front of a paymock: a proxy shared by teams
+	// is held by as many clients.
+	servers := []struct {
+		name  string
+		start func(t *testing.T) string
+	}{
+		{"serve", func(t *testing.T) string {
+			return startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &connLimits}).addr
+		}},
+		{"proxy", func(t *testing.T) string {
+			up := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{})
+			return startRun(t, []string{"proxy", "--addr", "127.0.0.1:0", "--upstream", "http://" + up.addr}, nil, hooks{limits: &connLimits}).addr
+		}},
+	}
+	for _, srv := range servers {
+		for _, tt := range tests {
+			t.Run(srv.name+"/"+tt.name, func(t *testing.T) {
+				addr := srv.start(t)
+				held := hold(t, addr, 2*connLimits.maxConns, tt.open)
+				for i := range 5 {
+					st, body := checkedDo(t, docs.Service, listPayments(t, addr, "sk_test_other"))
+					if st != http.StatusOK {
+						t.Fatalf("another client's request %d = %d %s, want 200", i, st, body)
+					}
 				}
-			}
-			if n := stillOpen(held); n > connLimits.maxConns {
-				t.Errorf("the server holds %d of the %d connections, past its bound of %d", n, len(held), connLimits.maxConns)
-			}
-		})
+				if n := stillOpen(held); n > connLimits.maxConns {
+					t.Errorf("the %s holds %d of the %d connections, past its bound of %d", srv.name, n, len(held), connLimits.maxConns)
+				}
+			})
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/paymock/paymock/connlimit"
 	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/proxy"
 )
@@ -105,10 +106,22 @@ func proxyCommand(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return fmt.Errorf("proxy: listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: px, ReadHeaderTimeout: defaultLimits.readHeader, IdleTimeout: defaultLimits.idle,
+	limits := defaultLimits
+	if h.limits != nil {
+		limits = *h.limits
+	}
+	// A proxy shared by several teams is held by as many clients as a
+	// serve: the same bound on its connections, and on an answer its
+	// client does not read. The upstream's own time is not bounded here
+	// (no read or write timeout): verify and proxy point at deployments
+	// slower than a sandbox.
+	conns := limits.conns()
+	srv := &http.Server{Handler: conns.Handler(connlimit.AnswerWithin(limits.answer, px)),
+		ReadHeaderTimeout: limits.readHeader, IdleTimeout: limits.idle, MaxHeaderBytes: limits.maxHeaderBytes,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	conns.Server(srv)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(conns.Listen(ln)) }()
 	logger.Info("paymock proxy listening", "addr", ln.Addr().String(), "upstream", px.Upstream(), "record", p.last("record"))
 	if h.ready != nil {
 		h.ready(ln.Addr().String())

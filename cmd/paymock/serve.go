@@ -54,6 +54,15 @@ type serverLimits struct {
 	maxConns int
 }
 
+// conns is the bound of the connections a server holds at once.
+func (l serverLimits) conns() *connlimit.Limiter {
+	n := l.maxConns
+	if n == 0 {
+		n = connlimit.FromFileLimit()
+	}
+	return connlimit.New(n)
+}
+
 // defaultLimits are the limits of the binary; tests shorten them through
 // hooks.limits.
 var defaultLimits = serverLimits{
@@ -158,11 +167,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	if h.limits != nil {
 		limits = *h.limits
 	}
-	maxConns := limits.maxConns
-	if maxConns == 0 {
-		maxConns = connlimit.FromFileLimit()
-	}
-	conns := connlimit.New(maxConns)
+	conns := limits.conns()
 	srv := &http.Server{
 		Handler:           conns.Handler(connlimit.AnswerWithin(limits.answer, handler)),
 		ReadHeaderTimeout: limits.readHeader,
