@@ -58,6 +58,9 @@ type exchange struct {
 	// than the bytes, as long as the answer still holds those bytes.
 	wire     paymock.WirePayment
 	wireBody []byte
+	// held is what the answer counts against Config.MaxAnswerBytes while
+	// it is written (answers.go).
+	held int
 }
 
 // requestID is the request's id, drawn once the request is done, when its
@@ -128,6 +131,7 @@ func (s *Server) chain() []echo.MiddlewareFunc {
 	return []echo.MiddlewareFunc{
 		s.record,
 		s.journalStep,
+		s.boundAnswer,
 		s.checkResponse,
 		s.answerErrors,
 		s.identify,
@@ -175,6 +179,7 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 			x.rec.header["Cache-Control"] = s.noStore
 		}
 		x.rec.flush(w, x.method == http.MethodHead)
+		s.answers.Give(x.held)
 		return nil
 	}
 }

@@ -12,10 +12,12 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/connlimit"
 	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/lifecycle"
 )
@@ -56,6 +58,10 @@ type Config struct {
 	// past it is refused (payment_limit). 0 means
 	// paymock.DefaultMaxPayments; negative, no cap.
 	MaxPayments int
+	// MaxAnswerBytes bounds the bytes of the answers being written at
+	// once (answers.go): 0 means connlimit.DefaultAnswerBytes; negative,
+	// no bound.
+	MaxAnswerBytes int64
 	// Lifecycle moves payments to their outcomes and emits their events.
 	Lifecycle *lifecycle.Engine
 	// JournalSize is how many requests each merchant's journal keeps;
@@ -120,18 +126,21 @@ type Server struct {
 	publicURL   string
 	bodyLimit   int64
 	maxPayments int // < 0: no cap
-	docs        *contract.Documents
-	lifecycle   *lifecycle.Engine
-	pages       *pageState
-	journal     *requestJournal
-	variants    *paymock.Variants
-	seeder      Seeder
-	seeded      sync.Map // merchant id -> *sync.Once
-	faults      Faults
-	developers  Developers
-	observer    Observer
-	metrics     http.Handler
-	ready       func(ctx context.Context) error
+	answers     *connlimit.Answers
+	// answersWarned is the second of the last warning of answers refused.
+	answersWarned atomic.Int64
+	docs          *contract.Documents
+	lifecycle     *lifecycle.Engine
+	pages         *pageState
+	journal       *requestJournal
+	variants      *paymock.Variants
+	seeder        Seeder
+	seeded        sync.Map // merchant id -> *sync.Once
+	faults        Faults
+	developers    Developers
+	observer      Observer
+	metrics       http.Handler
+	ready         func(ctx context.Context) error
 	// Header values of every answer (and of every JSON one), shared
 	// read-only (net/http never changes a header's values), so that
 	// setting them allocates nothing.
@@ -177,6 +186,7 @@ func New(cfg Config) (*Server, error) {
 		publicURL:   strings.TrimRight(cfg.PublicURL, "/"),
 		bodyLimit:   cfg.BodyLimit,
 		maxPayments: cfg.MaxPayments,
+		answers:     connlimit.NewAnswers(cfg.MaxAnswerBytes),
 		docs:        docs,
 		lifecycle:   cfg.Lifecycle,
 		variants:    cfg.Variants,

@@ -76,6 +76,10 @@ type Config struct {
 	// past it is a 400 payment_limit until the merchant resets. 0 means
 	// paymock.DefaultMaxPayments; negative, no cap.
 	MaxPayments int
+	// MaxAnswerBytes bounds the bytes of the large answers being written
+	// at once: one that would pass it is refused with a 503. 0 means
+	// connlimit.DefaultAnswerBytes; negative, no bound.
+	MaxAnswerBytes int64
 	// MerchantIdleTTL forgets an open-mode merchant, and all it holds,
 	// after this long without a request when no work of it is pending.
 	// 0 means DefaultMerchantIdleTTL; negative, never.
@@ -247,23 +251,24 @@ func New(cfg Config) (*Sandbox, error) {
 		journalSize = -1 // mockserver's "off"
 	}
 	mcfg := mockserver.Config{
-		Logger:      logger,
-		Store:       store,
-		Merchants:   merchants,
-		IDs:         ids,
-		RequestIDs:  requestIDs(cfg.Seed),
-		Clock:       clocks,
-		PublicURL:   cfg.PublicURL,
-		BodyLimit:   cfg.BodyLimit,
-		MaxPayments: cfg.MaxPayments,
-		Lifecycle:   engine,
-		JournalSize: journalSize,
-		Journal:     backend.Journal,
-		Variants:    variants,
-		Seeder:      newSeeder(cfg.FakePayments, seed),
-		Faults:      rules,
-		Developers:  merchants,
-		Observer:    met,
+		Logger:         logger,
+		Store:          store,
+		Merchants:      merchants,
+		IDs:            ids,
+		RequestIDs:     requestIDs(cfg.Seed),
+		Clock:          clocks,
+		PublicURL:      cfg.PublicURL,
+		BodyLimit:      cfg.BodyLimit,
+		MaxPayments:    cfg.MaxPayments,
+		MaxAnswerBytes: cfg.MaxAnswerBytes,
+		Lifecycle:      engine,
+		JournalSize:    journalSize,
+		Journal:        backend.Journal,
+		Variants:       variants,
+		Seeder:         newSeeder(cfg.FakePayments, seed),
+		Faults:         rules,
+		Developers:     merchants,
+		Observer:       met,
 	}
 	mcfg.Ready = backend.Ready
 	if met != nil {

@@ -52,6 +52,9 @@ type serverLimits struct {
 	// maxConns bounds the connections held at once (connlimit); 0 takes
 	// connlimit.FromFileLimit, the binary's bound.
 	maxConns int
+	// answerBytes bounds the bytes of large answers being written at once
+	// (connlimit.Answers); 0 takes connlimit.DefaultAnswerBytes.
+	answerBytes int64
 }
 
 // conns is the bound of the connections a server holds at once.
@@ -135,7 +138,12 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		publicURL = "http://localhost:" + port
 	}
 
+	limits := defaultLimits
+	if h.limits != nil {
+		limits = *h.limits
+	}
 	sb, err := sandbox.New(sandbox.Config{
+		MaxAnswerBytes:  limits.answerBytes,
 		Logger:          logger,
 		Merchants:       list,
 		Clock:           lifecycle.ClockConfig{Mode: opts.clockMode, Start: opts.clockStart},
@@ -163,10 +171,6 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		handler = h.wrap(handler)
 	}
 
-	limits := defaultLimits
-	if h.limits != nil {
-		limits = *h.limits
-	}
 	conns := limits.conns()
 	srv := &http.Server{
 		Handler:           conns.Handler(connlimit.AnswerWithin(limits.answer, handler)),

@@ -1,0 +1,104 @@
+// Tests that a client asking for large answers and reading none cannot
+// hold more of the process's memory than the answers' bound.
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/paymock/paymock/contract"
+)
+
+func TestRun_LargeAnswersPastTheByteBoundAreRefusedWhileAClientReadsNone(t *testing.T) {
+	docs, err := contract.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := connLimits
+	limits.answer = safetyNet    // only the bound, not the answer's deadline, frees the unread answer
+	limits.answerBytes = 4 << 20 // one page of 2.9 MB on its way at a time
+	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &limits})
+	const key = "sk_test_big"
+	for i := range 100 {
+		if st, body := checkedDo(t, docs.Service, bigCreate(t, r.addr, key)); st != http.StatusCreated {
+			t.Fatalf("create %d: %d %s", i, st, body)
+		}
+	}
+	page := func(perPage int) *http.Request {
+		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://%s/api/v1/payments?per_page=%d", r.addr, perPage), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		return req
+	}
+	if st, whole := checkedDo(t, docs.Service, page(100)); st != http.StatusOK || len(whole) < 2<<20 {
+		t.Fatalf("the page alone: %d, %d bytes; want 200 and more than 2 MB", st, len(whole))
+	}
+
+	// A client with a small window asks for three pages at once and reads
+	// nothing: more than the kernel's buffers take, so one answer waits on
+	// it, held by the process.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		})
+		return errors.Join(err, serr)
+	}}
+	c, err := d.Dial("tcp", r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprint(c, strings.Repeat("GET /api/v1/payments?per_page=100 HTTP/1.1\r\nHost: paymock\r\nAuthorization: Bearer "+key+"\r\n\r\n", 3))
+
+	// Meanwhile another client's large page is refused, with a 503 the
+	// contract declares, and its small pages are not.
+	var refused []byte
+	waitUntil(t, func() bool {
+		var st int
+		st, refused = checkedDo(t, docs.Service, page(100))
+		return st == http.StatusServiceUnavailable
+	}, "a large page to be refused while another waits on its client")
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	if err := json.Unmarshal(refused, &e); err != nil || e.Error.Code != "answers_busy" || !strings.Contains(e.Error.Message, "per_page") {
+		t.Errorf("the refusal: %s (%v), want code answers_busy and a way out", refused, err)
+	}
+	if st, body := checkedDo(t, docs.Service, page(5)); st != http.StatusOK {
+		t.Errorf("a small page while the bound is held: %d %s", st, body)
+	}
+
+	// Once the client that read nothing has gone, its answer's bytes are
+	// given back and large pages are sent again.
+	c.Close()
+	waitUntil(t, func() bool {
+		st, _ := checkedDo(t, docs.Service, page(100))
+		return st == http.StatusOK
+	}, "a large page to be sent again")
+
+	// The journal shows the refusal as it was answered.
+	req, err := http.NewRequest(http.MethodGet, "http://"+r.addr+"/_sandbox/requests?status=503", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	_, body := checkedDo(t, docs.Sandbox, req)
+	var journal struct {
+		Items []struct {
+			Status int `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(body, &journal); err != nil || len(journal.Items) == 0 {
+		t.Errorf("the journal's 503s: %s (%v), want the refusals", body, err)
+	}
+}
