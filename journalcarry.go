@@ -28,20 +28,13 @@ type JournalCarry interface {
 
 type journalCarryKey struct{}
 
-// CarryingContext is a context offering Carry to the store calls made
-// with it. A server may keep one in each request's state, reused from
-// request to request, so that offering an entry allocates nothing.
-type CarryingContext struct {
-	context.Context
-	Carry JournalCarry
-}
-
-// Value implements context.Context.
-func (c *CarryingContext) Value(key any) any {
-	if key == (journalCarryKey{}) {
-		return c.Carry
-	}
-	return c.Context.Value(key)
+// WithJournalCarry returns ctx offering c to the store calls made with it.
+// A server offers an entry to one call only. The context is made for
+// that request alone, never reused: a store may hand it to work that
+// outlives the call (a pool dialling a connection keeps it), and so may
+// read it after the request has gone.
+func WithJournalCarry(ctx context.Context, c JournalCarry) context.Context {
+	return context.WithValue(ctx, journalCarryKey{}, c)
 }
 
 // JournalCarryOf is the entry ctx offers, or nil.

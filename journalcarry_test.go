@@ -18,10 +18,10 @@ func (c *testCarry) Carried() { c.carried = true }
 
 type parentKey struct{}
 
-func TestCarryingContext_OffersItsEntryAndKeepsItsParentsValues(t *testing.T) {
+func TestWithJournalCarry_OffersItsEntryAndKeepsItsParentsValues(t *testing.T) {
 	parent := context.WithValue(t.Context(), parentKey{}, "kept")
 	carry := &testCarry{}
-	ctx := &paymock.CarryingContext{Context: parent, Carry: carry}
+	ctx := paymock.WithJournalCarry(parent, carry)
 	if got := paymock.JournalCarryOf(ctx); got != carry {
 		t.Errorf("JournalCarryOf = %v, want the offered entry", got)
 	}

@@ -45,14 +45,13 @@ type exchange struct {
 	encChosen bool
 	at        string // the journal entry's time, once formed
 	// carry is the journal entry offered to the request's store call
-	// (journalcarry.go), in carrying.
-	carry    carrier
-	carrying paymock.CarryingContext
-	err      error  // the error answered, if any
-	refused  bool   // by a check of the chain, before any handler ran
-	fault    string // the id of the fault rule that shaped the answer
-	faultBy  string // how that rule was asked for, and what it does
-	reset    bool   // a fault asked for the connection to be dropped
+	// (journalcarry.go).
+	carry   carrier
+	err     error  // the error answered, if any
+	refused bool   // by a check of the chain, before any handler ran
+	fault   string // the id of the fault rule that shaped the answer
+	faultBy string // how that rule was asked for, and what it does
+	reset   bool   // a fault asked for the connection to be dropped
 	// wire is the payment a handler answered, when the encoder wrote it
 	// by hand into wireBody: the response check reads its values rather
 	// than the bytes, as long as the answer still holds those bytes.

@@ -11,8 +11,9 @@ import (
 	"github.com/paymock/paymock"
 )
 
-// carrier is an exchange's paymock.JournalCarry. It lives in the exchange,
-// as does the context that offers it, so that the offer allocates nothing.
+// carrier is an exchange's paymock.JournalCarry. It lives in the exchange;
+// the context offering it does not (see paymock.WithJournalCarry): only
+// the store call reads the carrier, while the context may outlive it.
 type carrier struct {
 	s       *Server
 	c       *echo.Context
@@ -34,8 +35,7 @@ func (s *Server) carryJournal(c *echo.Context, status int) context.Context {
 		return ctx
 	}
 	x.carry = carrier{s: s, c: c, x: x, status: status}
-	x.carrying = paymock.CarryingContext{Context: ctx, Carry: &x.carry}
-	return &x.carrying
+	return paymock.WithJournalCarry(ctx, &x.carry)
 }
 
 // JournalRecord implements paymock.JournalCarry.

@@ -67,14 +67,16 @@ func (c *carriedEntry) args(work []any) []any {
 // (the statement's work, one row when it succeeded). The entry's duration
 // is the request's time before the statement and the statement's own up
 // to this row: both differences of one clock each, so the database's
-// clock and the replica's need not agree.
+// clock and the replica's need not agree; the database's, a wall clock,
+// may step back (then 0). extract gives a double before PostgreSQL 14,
+// which round(x, 3) does not take: hence the cast.
 func carriedEntrySQL(first int) string {
 	p := func(i int) string { return "$" + strconv.Itoa(first+i) }
 	return `entry AS (INSERT INTO request_journal
 	(merchant_id, status, operation, has_violations, counted, violating, injected, entry, violations)
 	SELECT ` + p(0) + `::text, ` + p(1) + `::integer, ` + p(2) + `::text, ` + p(3) + `::boolean, ` + p(4) + `::boolean, ` +
 		p(5) + `::boolean, ` + p(6) + `::boolean, (` + p(7) + `::text || round((` + p(8) +
-		`::bigint + extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000000) / 1000, 3)::text || ` +
+		`::bigint + greatest(0, extract(epoch FROM clock_timestamp() - statement_timestamp())::numeric) * 1000000) / 1000, 3)::text || ` +
 		p(9) + `::text)::json, ` + p(10) + `::json FROM done)`
 }
 
@@ -103,7 +105,7 @@ func newCarriedStatements() carriedStatements {
 // transaction, so the refused one changed nothing. run runs sql with args
 // and says whether its work was done (a payment inserted or found): only
 // then was the entry written.
-func carryOrNot(ctx context.Context, sql, carriedSQL string, args []any, run func(sql string, args []any) (bool, error)) error {
+func (s *Store) carryOrNot(ctx context.Context, sql, carriedSQL string, args []any, run func(sql string, args []any) (bool, error)) error {
 	entry := carriedOf(ctx)
 	if entry == nil {
 		_, err := run(sql, args)
@@ -111,7 +113,15 @@ func carryOrNot(ctx context.Context, sql, carriedSQL string, args []any, run fun
 	}
 	done, err := run(carriedSQL, entry.args(args))
 	var pg *pgconn.PgError
-	if errors.As(err, &pg) && ctx.Err() == nil {
+	// A unique violation is the work's own (a payment id used already):
+	// the statement without the entry would meet it again.
+	if errors.As(err, &pg) && pg.Code != "23505" && ctx.Err() == nil {
+		// Once a process: a database that refuses one such statement
+		// refuses them all, each costing a round trip more.
+		if s.carryRefused.CompareAndSwap(false, true) {
+			s.log.Warn("postgres: a statement carrying its request's journal entry was refused; it ran again without it, and such requests take one more round trip while this lasts",
+				"error", err)
+		}
 		_, err = run(sql, args)
 		return err
 	}

@@ -4,11 +4,20 @@
 package postgres_test
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/paymock/paymock/internal/pgtest"
+	"github.com/paymock/paymock/postgres"
+	"github.com/paymock/paymock/sandbox"
 )
 
 // journaled is the replica's journal, newest first: each entry's id,
@@ -117,5 +126,80 @@ func TestCarriedEntry_ReplacedWhenTheAnswerTurnsOutOtherwise(t *testing.T) {
 	wantCounts := map[string]float64{"createPayment 201": 1, "retrievePayment 500": 1}
 	if fmt.Sprint(counts) != fmt.Sprint(wantCounts) {
 		t.Errorf("report: %v, want %v", counts, wantCounts)
+	}
+}
+
+// TestCarriedEntry_AContextTheStoreKeepsPastItsRequestStaysValid: pgxpool
+// dials a new connection in a goroutine of its own, with a context whose
+// values are those of the call that asked for it, and that goroutine goes
+// on after a client that gave up has had its answer. The context offering
+// the entry must still be valid then, whatever the server does with the
+// request's own state: one kept in the pooled exchange was read after the
+// exchange served (and zeroed) another request, and the process crashed
+// in five runs of six.
+func TestCarriedEntry_AContextTheStoreKeepsPastItsRequestStaysValid(t *testing.T) {
+	url := pgtest.URL(t)
+	var slow atomic.Bool
+	network := make(chan struct{})
+	dial := func(ctx context.Context, nw, addr string) (net.Conn, error) {
+		if slow.Load() {
+			<-network
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, nw, addr)
+	}
+	st, err := postgres.Open(context.Background(), postgres.Config{URL: url, DialFunc: dial, MaxConns: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	sb, err := sandbox.New(sandbox.Config{Backend: st.Backend(), JournalSize: sandbox.DefaultJournalSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Start()
+	srv := httptest.NewServer(sb.Handler())
+	t.Cleanup(func() { _ = sb.Close(context.Background()) })
+	t.Cleanup(srv.Close)
+	r := replica{t: t, url: srv.URL, key: "sk_test_carried"}
+	id := r.create(3600, nil)
+	send := func(ctx context.Context, path, fault string) {
+		req, err := http.NewRequestWithContext(ctx, "GET", srv.URL+path, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+r.key)
+		if fault != "" {
+			req.Header.Set("Paymock-Fault", fault)
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+
+	// Retrieves whose clients give up while the pool dials.
+	slow.Store(true)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			send(ctx, "/api/v1/payments/"+id, "")
+		})
+	}
+	wg.Wait()
+	time.Sleep(300 * time.Millisecond)
+	// Requests that offer no entry (a fault was asked for) take the
+	// exchanges back, and hold them for their delay, while the dials go on.
+	for range 96 {
+		wg.Go(func() { send(context.Background(), "/api/v1/payments", "delay=1500ms; status=503") })
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(network)
+	wg.Wait()
+	time.Sleep(time.Second) // the dials end: a crash would come now
+	if st, body := r.call("GET", "/api/v1/payments/"+id, nil); st != 200 {
+		t.Errorf("a retrieve after the dials: %d %v", st, body)
 	}
 }

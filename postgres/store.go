@@ -79,8 +79,9 @@ type Store struct {
 	// journal groups the appends to the request journal (journal.go).
 	journal journalWriter
 	// carriedSQL are the statements that carry a request's journal entry
-	// (carry.go).
-	carriedSQL carriedStatements
+	// (carry.go); carryRefused is set once the database refused one.
+	carriedSQL   carriedStatements
+	carryRefused atomic.Bool
 	// inserted counts this replica's inserts, for analyzeGrowing.
 	inserted atomic.Int64
 	// background is the work Close waits for.
@@ -224,7 +225,7 @@ func (s *Store) Insert(ctx context.Context, p paymock.Payment, limit int) error 
 		return err
 	}
 	var tag pgconn.CommandTag
-	err = carryOrNot(ctx, insertPayment, s.carriedSQL.insert,
+	err = s.carryOrNot(ctx, insertPayment, s.carriedSQL.insert,
 		[]any{p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc, int64(limit)},
 		func(sql string, args []any) (bool, error) {
 			tag, err = s.pool.Exec(ctx, sql, args...)
@@ -276,7 +277,7 @@ func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment
 		return paymock.Payment{}, notFound(id, pgx.ErrNoRows)
 	}
 	var doc []byte
-	err := carryOrNot(ctx, getPayment, s.carriedSQL.get, []any{merchantID, id}, func(sql string, args []any) (bool, error) {
+	err := s.carryOrNot(ctx, getPayment, s.carriedSQL.get, []any{merchantID, id}, func(sql string, args []any) (bool, error) {
 		err := s.pool.QueryRow(ctx, sql, args...).Scan(&doc)
 		return err == nil, err
 	})
@@ -346,7 +347,7 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 		page  []listed
 		total int64
 	)
-	err := carryOrNot(ctx, listPayments, s.carriedSQL.list, []any{merchantID, int64(offset), int64(limit)},
+	err := s.carryOrNot(ctx, listPayments, s.carriedSQL.list, []any{merchantID, int64(offset), int64(limit)},
 		func(sql string, args []any) (bool, error) {
 			page, total = make([]listed, 0, min(limit, 100)), 0
 			rows, err := s.pool.Query(ctx, sql, args...)
