@@ -507,9 +507,9 @@ func TestBrowser_BackFromTheShopShowsTheOutcome(t *testing.T) {
 			})
 			b.open(u, `button[data-action="`+tc.action+`"]`)
 			b.click(tc.action, "#landed")
-			// history.back(), not chromedp.NavigateBack: a page restored
-			// from the back/forward cache fires no load event to wait for.
-			b.run(chromedp.Evaluate[chromedp.Void](`history.back()`))
+			// Not chromedp.NavigateBack: a page restored from the
+			// back/forward cache fires no load event to wait for.
+			b.run(historyBack())
 			ctx, cancel := context.WithTimeout(b.tab, 10*time.Second)
 			defer cancel()
 			if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`[data-status="`+tc.status+`"]`))); err != nil {

@@ -15,16 +15,13 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// back presses Back, as a person does, and waits for the page it shows.
-// restored says the page came out of the back/forward cache as it was
-// left, rather than being loaded again.
-func (d *dash) back() (restored bool) {
-	d.t.Helper()
-	// The history entry before, as chromedp.NavigateBack goes, but
-	// without its wait for a load event, which a page restored from the
-	// back/forward cache never fires; and not history.back(), whose
-	// evaluation can fail for the navigation it starts.
-	back := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+// historyBack goes to the history entry before, as Back does and as
+// chromedp.NavigateBack goes, but without its wait for a load event,
+// which a page restored from the back/forward cache never fires; and not
+// by evaluating history.back(), whose evaluation can fail ("Inspected
+// target navigated or closed") for the navigation it starts.
+func historyBack() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		h, err := cdp.Call(ctx, t, page.GetNavigationHistory, cdp.Empty{})
 		if err != nil {
 			return err
@@ -35,8 +32,15 @@ func (d *dash) back() (restored bool) {
 		_, err = cdp.Call(ctx, t, page.NavigateToHistoryEntry, page.NavigateToHistoryEntryParams{EntryID: h.Entries[h.CurrentIndex-1].ID})
 		return err
 	})
+}
+
+// back presses Back, as a person does, and waits for the page it shows.
+// restored says the page came out of the back/forward cache as it was
+// left, rather than being loaded again.
+func (d *dash) back() (restored bool) {
+	d.t.Helper()
 	ev, err := chromedp.Run(d.tab, chromedp.WaitEvent(page.FrameNavigated,
-		func(e page.EventFrameNavigated) bool { return e.Frame.ParentID == "" }, back))
+		func(e page.EventFrameNavigated) bool { return e.Frame.ParentID == "" }, historyBack()))
 	if err != nil {
 		d.t.Fatalf("Back: %v", err)
 	}
