@@ -174,13 +174,19 @@ func (s *Store) insertJournal(ctx context.Context, rows []*journalRow) {
 // trimRequests deletes a merchant's requests older than its newest $2 and,
 // in the same statement, adds them to the counts: a request is counted
 // either as a row or in the counts, never both nor neither, and two
-// replicas trimming at once delete (and count) each row once. The counts
-// are added in key order, so that two trims never wait on each other's
-// rows in opposite orders.
+// replicas trimming at once delete (and count) each row once. Rows are
+// locked in seq order before they are deleted, and the counts are added
+// in key order, so that two trims never wait on each other's rows in
+// opposite orders: deleting in whatever order its plan read them (an
+// index's, or the table's), one trim of a merchant and another of the
+// same merchant on another replica were seen to deadlock.
 const trimRequests = `WITH cut AS (
 	SELECT seq FROM request_journal WHERE merchant_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1
+), doomed AS (
+	SELECT j.seq FROM request_journal j, cut WHERE j.merchant_id = $1 AND j.seq <= cut.seq
+	ORDER BY j.seq FOR UPDATE OF j
 ), gone AS (
-	DELETE FROM request_journal j USING cut WHERE j.merchant_id = $1 AND j.seq <= cut.seq
+	DELETE FROM request_journal j USING doomed WHERE j.merchant_id = $1 AND j.seq = doomed.seq
 	RETURNING j.operation, j.status, j.counted, j.violating, j.injected, j.violations
 ), calls AS (
 	INSERT INTO request_journal_calls AS c (merchant_id, operation, status, violating, injected, calls)

@@ -76,6 +76,49 @@ func TestJournal_TwoReplicasAppendingAndTrimmingCountEachRequestOnce(t *testing.
 	}
 }
 
+// TestJournal_TrimsOfOneMerchantOnTwoReplicasNeverDeadlock: twelve
+// writers on two replicas trimming one merchant's journal every third
+// append. Before the trim locked its rows in seq order, two trims could
+// each hold rows the other wanted, and PostgreSQL cancelled one
+// ("deadlock detected") in two runs of six.
+func TestJournal_TrimsOfOneMerchantOnTwoReplicasNeverDeadlock(t *testing.T) {
+	a, url := openStore(t)
+	b, err := Open(t.Context(), Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const writers, each = 6, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*writers*each)
+	for r, s := range []*Store{a, b} {
+		for w := range writers {
+			wg.Go(func() {
+				for i := range each {
+					rec := journaltest.Record(fmt.Sprintf("req_%d_%d_%d", r, w, i), "createPayment", 201)
+					if err := s.AppendRequest(context.Background(), "acme", rec); err != nil {
+						errs <- err
+						continue
+					}
+					if i%3 == 0 {
+						if err := s.TrimRequests(context.Background(), "acme", 20); err != nil {
+							errs <- err
+						}
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if calls, _ := journaltest.Calls(t, a, "acme"); calls["createPayment 201"] != 2*writers*each {
+		t.Errorf("counted %v, want %d calls", calls, 2*writers*each)
+	}
+}
+
 func TestJournal_Conformance(t *testing.T) {
 	journaltest.Run(t, func(t *testing.T) paymock.JournalStore {
 		s, _ := openStore(t)
