@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/postgres"
-	"github.com/paymock/paymock/sandbox"
 )
 
 // journaled is the replica's journal, newest first: each entry's id,
@@ -148,23 +146,10 @@ func TestCarriedEntry_AContextTheStoreKeepsPastItsRequestStaysValid(t *testing.T
 		var d net.Dialer
 		return d.DialContext(ctx, nw, addr)
 	}
-	st, err := postgres.Open(context.Background(), postgres.Config{URL: url, DialFunc: dial, MaxConns: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	sb, err := sandbox.New(sandbox.Config{Backend: st.Backend(), JournalSize: sandbox.DefaultJournalSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Start()
-	srv := httptest.NewServer(sb.Handler())
-	t.Cleanup(func() { _ = sb.Close(context.Background()) })
-	t.Cleanup(srv.Close)
-	r := replica{t: t, url: srv.URL, key: "sk_test_carried"}
+	r := servedOver(t, postgres.Config{URL: url, DialFunc: dial, MaxConns: 10}, "sk_test_carried")
 	id := r.create(3600, nil)
 	send := func(ctx context.Context, path, fault string) {
-		req, err := http.NewRequestWithContext(ctx, "GET", srv.URL+path, nil)
+		req, err := http.NewRequestWithContext(ctx, "GET", r.url+path, nil)
 		if err != nil {
 			t.Error(err)
 			return

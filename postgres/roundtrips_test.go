@@ -111,7 +111,14 @@ func counted(t testing.TB, w *wire) replica {
 // countedAt is counted, and the URL of the replica's database.
 func countedAt(t testing.TB, w *wire) (replica, string) {
 	url := pgtest.URL(t)
-	st, err := postgres.Open(context.Background(), postgres.Config{URL: url, DialFunc: w.dial})
+	return servedOver(t, postgres.Config{URL: url, DialFunc: w.dial}, "sk_test_roundtrips"), url
+}
+
+// servedOver is a sandbox as scripts/bench-postgres.sh runs paymock (open
+// mode, real clocks, the journal on) on a store opened with cfg, serving
+// HTTP on loopback, called with key.
+func servedOver(t testing.TB, cfg postgres.Config, key string) replica {
+	st, err := postgres.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +131,7 @@ func countedAt(t testing.TB, w *wire) (replica, string) {
 	srv := httptest.NewServer(sb.Handler())
 	t.Cleanup(func() { _ = sb.Close(context.Background()) })
 	t.Cleanup(srv.Close)
-	return replica{t: t, url: srv.URL, key: "sk_test_roundtrips"}, url
+	return replica{t: t, url: srv.URL, key: key}
 }
 
 func TestRoundTrips_CreateRetrieveListTakeOneWithTheirJournalEntry(t *testing.T) {

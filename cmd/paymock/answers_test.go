@@ -5,12 +5,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/paymock/paymock/contract"
@@ -46,18 +43,7 @@ func TestRun_LargeAnswersPastTheByteBoundAreRefusedWhileAClientReadsNone(t *test
 	// A client with a small window asks for three pages at once and reads
 	// nothing: more than the kernel's buffers take, so one answer waits on
 	// it, held by the process.
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	c, err := d.Dial("tcp", r.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialSmallWindow(t, r.addr)
 	fmt.Fprint(c, strings.Repeat("GET /api/v1/payments?per_page=100 HTTP/1.1\r\nHost: paymock\r\nAuthorization: Bearer "+key+"\r\n\r\n", 3))
 
 	// Meanwhile another client's large page is refused, with a 503 the

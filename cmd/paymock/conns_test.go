@@ -286,20 +286,7 @@ func TestRun_AnAnswerItsClientDoesNotReadIsCutAtItsDeadline(t *testing.T) {
 		t.Fatalf("the page is %d bytes, want more than 2 MB", len(whole))
 	}
 
-	// A client with a small window, set before it connects: the kernel's
-	// buffers cannot take the answer for it, so the server's write waits.
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	c, err := d.Dial("tcp", r.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := dialSmallWindow(t, r.addr)
 	// Three answers of 2.9 MB each, asked for at once: more than the
 	// kernel's buffers take (4 MB at most on the sending side), so at
 	// least one write waits on the client, which reads nothing. Every
@@ -320,6 +307,27 @@ func TestRun_AnAnswerItsClientDoesNotReadIsCutAtItsDeadline(t *testing.T) {
 	if held := lastBusy.Sub(start); held > 3*limits.answer+5*time.Second {
 		t.Errorf("answers not read held their handlers for %v, past their %v deadline", held, limits.answer)
 	}
+}
+
+// dialSmallWindow connects to addr with a receive window of 4 KiB, set
+// before it connects: the kernel's buffers cannot take a large answer for
+// it, so the server's write waits on a client that reads nothing. It is
+// closed at the test's end.
+func dialSmallWindow(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		})
+		return errors.Join(err, serr)
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // waitUntil polls cond until it holds, failing the test after safetyNet.
