@@ -3,6 +3,7 @@
 package mockserver
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/paymock/paymock"
@@ -36,5 +37,32 @@ func TestSameRecord_IgnoresOnlyTheDuration(t *testing.T) {
 				t.Errorf("sameRecord with %s changed = %v, want %v", tc.name, got, tc.same)
 			}
 		})
+	}
+}
+
+// TestSameRecord_ComparesEveryFieldOfTheEntry: sameRecord names the
+// entry's fields one by one (a reflective comparison would run on every
+// request); a field added to paymock.JournalEntry must be compared too.
+func TestSameRecord_ComparesEveryFieldOfTheEntry(t *testing.T) {
+	typ := reflect.TypeFor[paymock.JournalEntry]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		var a, b paymock.JournalRecord
+		v := reflect.ValueOf(&b.Entry).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString("x")
+		case reflect.Int:
+			v.SetInt(1)
+		case reflect.Float64:
+			v.SetFloat(1)
+		case reflect.Slice:
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		default:
+			t.Fatalf("field %s of kind %s: teach this test to change it", f.Name, v.Kind())
+		}
+		if got, want := sameRecord(a, b), f.Name == "DurationMS"; got != want {
+			t.Errorf("sameRecord with %s changed = %v, want %v", f.Name, got, want)
+		}
 	}
 }
