@@ -180,13 +180,22 @@ func (s *Store) insertJournal(ctx context.Context, rows []*journalRow) {
 // opposite orders: deleting in whatever order its plan read them (an
 // index's, or the table's), one trim of a merchant and another of the
 // same merchant on another replica were seen to deadlock.
+//
+// The rows locked are deleted by their ctid, a TID scan: joined on seq
+// instead, PostgreSQL hashed every row of the merchant's journal to find
+// them again, and the trim took four times as long (39 against 9 ms for
+// 1,700 rows of 10,700, which a trim every 1,000 requests spreads as
+// 30 µs on each). A row a correction (ReplaceRequest) changed after the
+// statement began is locked in its new version, which the statement's
+// snapshot does not see: it is neither deleted nor counted, and the next
+// trim takes it.
 const trimRequests = `WITH cut AS (
 	SELECT seq FROM request_journal WHERE merchant_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1
 ), doomed AS (
-	SELECT j.seq FROM request_journal j, cut WHERE j.merchant_id = $1 AND j.seq <= cut.seq
+	SELECT j.ctid FROM request_journal j, cut WHERE j.merchant_id = $1 AND j.seq <= cut.seq
 	ORDER BY j.seq FOR UPDATE OF j
 ), gone AS (
-	DELETE FROM request_journal j USING doomed WHERE j.merchant_id = $1 AND j.seq = doomed.seq
+	DELETE FROM request_journal j WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM doomed)) AND j.merchant_id = $1
 	RETURNING j.operation, j.status, j.counted, j.violating, j.injected, j.violations
 ), calls AS (
 	INSERT INTO request_journal_calls AS c (merchant_id, operation, status, violating, injected, calls)

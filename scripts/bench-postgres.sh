@@ -117,8 +117,8 @@ if [ "${BENCH_DURABLE:-}" = 1 ]; then
 else
 	# The database is dropped at the end: durability would measure this
 	# machine's disk, not paymock. Said in the output.
-	durability="fsync=off, synchronous_commit=off, full_page_writes=off (a throwaway database; BENCH_DURABLE=1 keeps fsync on)"
-	pgopts="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	durability="fsync=off, full_page_writes=off (a throwaway database; BENCH_DURABLE=1 keeps fsync on)"
+	pgopts="-c fsync=off -c full_page_writes=off"
 fi
 for attempt in 1 2 3; do # a free port can be taken before the server binds it
 	pgport=$(port)
