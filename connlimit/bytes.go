@@ -49,6 +49,28 @@ func (a *Answers) Take(n int) bool {
 	return true
 }
 
+// TakeBetween counts room for an answer growing past SmallAnswer: as
+// much as the bound leaves, up to most bytes, and at least least (at
+// least SmallAnswer+1: room that small would not be counted). It returns
+// the bytes counted, which Give gives back, or 0 when the bound does not
+// leave least. A nil Answers, or one with no bound, gives most.
+func (a *Answers) TakeBetween(least, most int) int {
+	if a == nil || most <= SmallAnswer || a.max < 0 {
+		return most
+	}
+	least = max(least, SmallAnswer+1)
+	for {
+		used := a.used.Load()
+		n := min(int64(most), a.max-used)
+		if n < int64(least) {
+			return 0
+		}
+		if a.used.CompareAndSwap(used, used+n) {
+			return int(n)
+		}
+	}
+}
+
 // Give gives back what Take counted for an answer of n bytes.
 func (a *Answers) Give(n int) {
 	if a == nil || n <= SmallAnswer || a.max < 0 {

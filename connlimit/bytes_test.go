@@ -33,6 +33,41 @@ func TestAnswers_TakesWithinTheBoundAndSmallAnswersAlways(t *testing.T) {
 	}
 }
 
+func TestAnswers_TakeBetweenTakesWhatRoomIsLeft(t *testing.T) {
+	const big = SmallAnswer + 1
+	tests := []struct {
+		name         string
+		max          int64
+		used         int // taken first
+		least, most  int
+		want, counts int // what it returns, and counts
+	}{
+		{"all it asks for", 10 * big, 0, big, 4 * big, 4 * big, 4 * big},
+		{"the room left, less than it asks for", 10 * big, 7 * big, big, 4 * big, 3 * big, 3 * big},
+		{"nothing, when less than least is left", 10 * big, 9*big + 10, big, 4 * big, 0, 0},
+		{"at least more than a small answer", 10 * big, 10*big - SmallAnswer, 1, 4 * big, 0, 0},
+		{"a small answer always, uncounted", 10 * big, 10 * big, 1, SmallAnswer, SmallAnswer, 0},
+		{"no bound", -1, 0, big, 1 << 40, 1 << 40, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := NewAnswers(tc.max)
+			if tc.used > 0 && !a.Take(tc.used) {
+				t.Fatalf("the first take of %d bytes was refused", tc.used)
+			}
+			if got := a.TakeBetween(tc.least, tc.most); got != tc.want {
+				t.Errorf("TakeBetween(%d, %d) = %d, want %d", tc.least, tc.most, got, tc.want)
+			}
+			if got := a.used.Load() - int64(max(tc.used, 0)); tc.max >= 0 && got != int64(tc.counts) {
+				t.Errorf("counted %d bytes more, want %d", got, tc.counts)
+			}
+		})
+	}
+	if a := (*Answers)(nil); a.TakeBetween(big, 1<<40) != 1<<40 {
+		t.Error("a nil Answers gave less than asked")
+	}
+}
+
 func TestAnswers_GiveMakesRoomAgain(t *testing.T) {
 	const big = SmallAnswer + 1
 	a := NewAnswers(2 * big)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/connlimit"
 	"github.com/paymock/paymock/contract"
 )
 
@@ -57,9 +58,6 @@ type exchange struct {
 	// than the bytes, as long as the answer still holds those bytes.
 	wire     paymock.WirePayment
 	wireBody []byte
-	// held is what the answer counts against Config.MaxAnswerBytes while
-	// it is written (answers.go).
-	held int
 }
 
 // requestID is the request's id, drawn once the request is done, when its
@@ -89,7 +87,7 @@ func (s *Server) requestID(ctx context.Context, x *exchange) string {
 func (s *Server) newExchange() *exchange {
 	x, _ := s.exchanges.Get().(*exchange)
 	if x == nil {
-		x = &exchange{rec: &recorder{header: make(http.Header)}}
+		x = &exchange{rec: &recorder{header: make(http.Header), answers: s.answers}}
 		x.rec.x = x
 		return x
 	}
@@ -130,7 +128,6 @@ func (s *Server) chain() []echo.MiddlewareFunc {
 	return []echo.MiddlewareFunc{
 		s.record,
 		s.journalStep,
-		s.boundAnswer,
 		s.checkResponse,
 		s.answerErrors,
 		s.identify,
@@ -152,7 +149,10 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 		w := c.Response()
 		r := c.Request()
 		x := s.newExchange()
-		defer s.exchanges.Put(x)
+		defer func() {
+			x.rec.release() // written, or dropped with the connection
+			s.exchanges.Put(x)
+		}()
 		x.start, x.method = time.Now(), r.Method
 		if r.Method == http.MethodHead {
 			r.Method = http.MethodGet
@@ -178,7 +178,6 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 			x.rec.header["Cache-Control"] = s.noStore
 		}
 		x.rec.flush(w, x.method == http.MethodHead)
-		s.answers.Give(x.held)
 		return nil
 	}
 }
@@ -211,8 +210,11 @@ func (s *Server) journalStep(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) answerErrors(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		err := next(c)
+		x := exchangeOf(c)
+		if x.rec.refused != nil {
+			err = s.answerRefused(c, x)
+		}
 		if err != nil {
-			x := exchangeOf(c)
 			x.err = err
 			x.rec.reset()
 			s.writeError(c, err)
@@ -429,6 +431,12 @@ type recorder struct {
 	status int
 	body   bytes.Buffer
 	x      *exchange // the exchange it records, for exchangeOf
+	// answers bounds the large answers held at once; held is what this
+	// one counts against it, and refused the 503 it got instead
+	// (answers.go).
+	answers *connlimit.Answers
+	held    int
+	refused error
 }
 
 func (r *recorder) Header() http.Header { return r.header }
@@ -443,13 +451,24 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
+	if r.refused != nil {
+		return 0, r.refused
+	}
+	if need := r.body.Len() + len(b); need > r.body.Cap() && r.counted(need) {
+		if err := r.grow(need); err != nil {
+			return 0, err
+		}
+	}
 	return r.body.Write(b)
 }
 
+// reset empties the answer, keeping its memory (counted, if it was), for
+// the one that replaces it.
 func (r *recorder) reset() {
 	clear(r.header)
 	r.status = 0
 	r.body.Reset()
+	r.refused = nil
 }
 
 // flush sends the held answer; a HEAD gets the headers, with the length
