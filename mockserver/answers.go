@@ -75,3 +75,32 @@ func (s *Server) answerRefused(c *echo.Context, x *exchange) error {
 	}
 	return x.rec.refused
 }
+
+// listPagesAtOnce is how many list pages are built at once, and
+// listPagesPerMerchant how many of them one merchant's; the next waits for
+// one of them to be done. A page of 100 of the largest payments is 2.9 MB
+// as the store gives it, before its answer (which the answers' bound
+// counts), and a client may ask for one on each of its connections:
+// unbounded, 200 connections held 580 MB of pages. Building is work for
+// the cores (and, on PostgreSQL, one round trip), which more pages at once
+// than this would not finish sooner; and a merchant asking for many waits
+// on its own pages, not on everyone's.
+const (
+	listPagesAtOnce      = 32
+	listPagesPerMerchant = 8
+)
+
+// acquireListPage waits for a slot to build a list page of the request's
+// merchant in, and reports whether it got one: not when the client went
+// away first, and then its connection is dropped with no answer.
+// releaseListPage gives the slot back once the page is built: its answer
+// may wait on its client for longer.
+func (s *Server) acquireListPage(c *echo.Context) bool {
+	if s.listPages.Acquire(c.Request().Context(), merchantOf(c).ID) {
+		return true
+	}
+	exchangeOf(c).reset = true
+	return false
+}
+
+func (s *Server) releaseListPage(c *echo.Context) { s.listPages.Release(merchantOf(c).ID) }

@@ -213,6 +213,10 @@ func (s *Server) listPayments(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if !s.acquireListPage(c) {
+		return nil
+	}
+	defer s.releaseListPage(c)
 	pg := pr.window()
 	items, total, err := s.store.List(s.carryJournal(c, http.StatusOK), m.ID, pg.Offset, pg.Limit)
 	if err != nil {

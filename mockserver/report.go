@@ -291,6 +291,10 @@ func (s *Server) listRequests(c *echo.Context) error {
 		f.status = int(st)
 	}
 	f.violations = c.QueryParam("violations") == "true"
+	if !s.acquireListPage(c) {
+		return nil
+	}
+	defer s.releaseListPage(c)
 	pg := pr.window()
 	items, total, err := s.requests(c.Request().Context(), merchantOf(c).ID, f, pg.Offset, pg.Limit)
 	if err != nil {

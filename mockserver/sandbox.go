@@ -69,6 +69,10 @@ func (s *Server) listEvents(c *echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if !s.acquireListPage(c) {
+		return nil
+	}
+	defer s.releaseListPage(c)
 	pg := pr.window()
 	items, total, err := s.lifecycle.Events(c.Request().Context(), merchantOf(c), pg.Offset, pg.Limit)
 	if err != nil {

@@ -129,18 +129,20 @@ type Server struct {
 	answers     *connlimit.Answers
 	// answersWarned is the second of the last warning of answers refused.
 	answersWarned atomic.Int64
-	docs          *contract.Documents
-	lifecycle     *lifecycle.Engine
-	pages         *pageState
-	journal       *requestJournal
-	variants      *paymock.Variants
-	seeder        Seeder
-	seeded        sync.Map // merchant id -> *sync.Once
-	faults        Faults
-	developers    Developers
-	observer      Observer
-	metrics       http.Handler
-	ready         func(ctx context.Context) error
+	// listPages holds a token for each list page being built (answers.go).
+	listPages  *connlimit.Slots
+	docs       *contract.Documents
+	lifecycle  *lifecycle.Engine
+	pages      *pageState
+	journal    *requestJournal
+	variants   *paymock.Variants
+	seeder     Seeder
+	seeded     sync.Map // merchant id -> *sync.Once
+	faults     Faults
+	developers Developers
+	observer   Observer
+	metrics    http.Handler
+	ready      func(ctx context.Context) error
 	// Header values of every answer (and of every JSON one), shared
 	// read-only (net/http never changes a header's values), so that
 	// setting them allocates nothing.
@@ -187,6 +189,7 @@ func New(cfg Config) (*Server, error) {
 		bodyLimit:   cfg.BodyLimit,
 		maxPayments: cfg.MaxPayments,
 		answers:     connlimit.NewAnswers(cfg.MaxAnswerBytes),
+		listPages:   connlimit.NewSlots(listPagesAtOnce, listPagesPerMerchant),
 		docs:        docs,
 		lifecycle:   cfg.Lifecycle,
 		variants:    cfg.Variants,
