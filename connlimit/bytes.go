@@ -5,8 +5,9 @@ package connlimit
 
 import "sync/atomic"
 
-// DefaultAnswerBytes is the default bound of Answers: room for forty of
-// the largest list pages a merchant can ask for (2.9 MB each) at once.
+// DefaultAnswerBytes is the default bound of Answers: room for about
+// thirty of the largest list pages a merchant can ask for at once (2.9 MB
+// each, in a buffer of 4 MiB).
 const DefaultAnswerBytes = 128 << 20
 
 // SmallAnswer is the largest answer Answers always takes: the kernel's

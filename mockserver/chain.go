@@ -6,6 +6,7 @@ package mockserver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -211,7 +212,9 @@ func (s *Server) answerErrors(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		err := next(c)
 		x := exchangeOf(c)
-		if x.rec.refused != nil {
+		// An answer the bound refused is answered so, unless something else
+		// was answered instead (a fault's error, after the call it let run).
+		if x.rec.refused != nil && (err == nil || errors.Is(err, x.rec.refused)) {
 			err = s.answerRefused(c, x)
 		}
 		if err != nil {

@@ -136,8 +136,10 @@ func TestList_AtMostListPagesAtOnceAreBuiltInAllAndPerMerchant(t *testing.T) {
 			t.Errorf("a list that waited for its slot: %d, want 200", st)
 		}
 	}
-	if _, _, most, mostOne := g.counts(); most != listPagesAtOnce || mostOne != listPagesPerMerchant {
-		t.Errorf("%d list pages built at once, %d of one merchant; want the bounds, %d and %d", most, mostOne, listPagesAtOnce, listPagesPerMerchant)
+	// Which merchants' lists took the slots depends on the order they came
+	// in: the bound in all is reached, one merchant's need not be.
+	if _, _, most, mostOne := g.counts(); most != listPagesAtOnce || mostOne > listPagesPerMerchant {
+		t.Errorf("%d list pages built at once, %d of one merchant; want %d, and at most %d", most, mostOne, listPagesAtOnce, listPagesPerMerchant)
 	}
 }
 

@@ -129,4 +129,11 @@ func TestRun_ALargePagePastTheByteBoundIsRefusedBeforeItIsBuiltWhole(t *testing.
 	if n := after.TotalAlloc - before.TotalAlloc; n > most {
 		t.Errorf("refusing the page allocated %.1f MB, want at most %.1f MB: the page was built whole before it was refused", float64(n)/1e6, float64(most)/1e6)
 	}
+
+	// A fault that answers in the page's place, once the call has run,
+	// is answered, not the refusal of the page it discards.
+	req.Header.Set("Paymock-Fault", "status=429; retry_after=3; when=after")
+	if st, body := checkedDo(t, docs.Service, req); st != http.StatusTooManyRequests || strings.Contains(string(body), "answers_busy") {
+		t.Errorf("a when=after fault of 429 on a refused page: %d %.300s, want the fault's 429", st, body)
+	}
 }
