@@ -315,13 +315,19 @@ func spaceless(raw []byte) bool {
 }
 
 // ValidEmail reports whether s is a bare address (no display name) with a
-// domain that has a dot, which is what a payer's email must look like.
+// domain that has a dot, which is what a payer's email must look like. It
+// holds only the characters of a dot-atom (RFC 5321): the contract's email
+// format is ASCII, and strict clients refuse a quoted local part, an
+// address literal and non-ASCII (the idn-email format) in it.
 func ValidEmail(s string) bool {
 	if len(s) > 254 {
 		return false
 	}
 	if plainEmail(s) {
 		return true // every body's email passes here: spare it net/mail
+	}
+	if !emailChars(s) {
+		return false
 	}
 	a, err := mail.ParseAddress(s)
 	if err != nil || a.Address != s || a.Name != "" {
@@ -330,6 +336,18 @@ func ValidEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')
 	domain := s[at+1:]
 	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".") && !strings.HasPrefix(domain, ".")
+}
+
+// emailChars reports whether every byte of s is one of an address's
+// dot-atoms (RFC 5322 atext), a dot or an at sign.
+func emailChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+/=?^_`{|}~.@-", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // plainEmail reports whether s is an address of the plainest shape:
@@ -359,10 +377,14 @@ func dotAtoms(s, extra string, n int) bool {
 	return run > 0 && runs+1 >= n
 }
 
-// ValidRedirectURL reports whether s is an absolute http(s) URL with a host.
+// ValidRedirectURL reports whether s is an absolute http(s) URL with a
+// host, written with the characters a URI may hold.
 func ValidRedirectURL(s string) bool {
 	if PlainHTTPURL(s) {
 		return true // every create's two URLs, mostly: spare them url.Parse
+	}
+	if !URIChars(s) {
+		return false
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Hostname() == "" || u.User != nil {

@@ -12,6 +12,9 @@ import (
 
 // parsedRedirectURL is ValidRedirectURL without its fast form.
 func parsedRedirectURL(s string) bool {
+	if !URIChars(s) {
+		return false
+	}
 	u, err := url.Parse(s)
 	if err != nil || u.Hostname() == "" || u.User != nil {
 		return false

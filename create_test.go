@@ -229,6 +229,18 @@ func TestValidRedirectURL(t *testing.T) {
 		{"http://u:p@shop.example", false},
 		{"", false},
 		{"http://%zz", false},
+		{"https://shop.example/caf%C3%A9?q=a%20b", true},
+		{"https://[2001:db8::1]:8443/ok", true},
+		// Characters no URI holds (RFC 3986), which url.Parse takes and
+		// the contract's uri format, in every strict client, refuses.
+		{"https://shop.example/a b", false},
+		{"https://shop.example/?x=a b", false},
+		{"https://shop.example/a|b", false},
+		{`https://shop.example/<"x">`, false},
+		{`https://shop.example/a\b`, false},
+		{"https://shop.example/é", false},
+		{"https://bücher.example/", false},
+		{"https://shop.example/100%", false},
 	} {
 		if got := ValidRedirectURL(tc.url); got != tc.want {
 			t.Errorf("ValidRedirectURL(%q) = %v, want %v", tc.url, got, tc.want)
@@ -272,6 +284,13 @@ func TestValidEmail(t *testing.T) {
 		{"<jane@example.com>", false},
 		{"jane@example.com ", false},
 		{"ja ne@example.com", false},
+		// The contract's email format is ASCII dot-atoms: strict clients
+		// refuse the rest in every answer that holds it.
+		{"o'brien{x}@example.com", true},
+		{"jöhn@example.com", false},
+		{"john@bücher.example", false},
+		{`"john doe"@example.com`, false},
+		{"john@[192.0.2.1]", false},
 	} {
 		if got := ValidEmail(tc.email); got != tc.want {
 			t.Errorf("ValidEmail(%q) = %v, want %v", tc.email, got, tc.want)

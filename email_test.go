@@ -10,6 +10,9 @@ import (
 
 // slowEmail is ValidEmail without its fast form.
 func slowEmail(s string) bool {
+	if !emailChars(s) {
+		return false
+	}
 	a, err := mail.ParseAddress(s)
 	if len(s) > 254 || err != nil || a.Address != s || a.Name != "" {
 		return false

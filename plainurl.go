@@ -8,8 +8,8 @@ import "strings"
 
 // PlainHTTPURL reports whether s is an http(s) URL of the plainest shape
 // (a host of letters, digits, dots and dashes, an optional port, a path
-// and a query of unreserved characters and sub-delimiters, no fragment,
-// no percent sign in the path), which url.Parse always takes as absolute
+// and a query of unreserved characters, sub-delimiters and percent
+// escapes, no fragment, no percent sign in the path), which url.Parse always takes as absolute
 // with a host and no user. False is no verdict: the caller parses.
 func PlainHTTPURL(s string) bool {
 	rest, ok := strings.CutPrefix(s, "https://")
@@ -48,7 +48,8 @@ func PlainHTTPURL(s string) bool {
 		case c == '?':
 			query = true
 		case pathByte(c):
-		case query && c == '%':
+		case query && c == '%' && i+2 < len(rest) && hexByte(rest[i+1]) && hexByte(rest[i+2]):
+			i += 2
 		default:
 			return false
 		}
@@ -71,4 +72,26 @@ func pathByte(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// URIChars reports whether every byte of s may stand in a URI (RFC 3986):
+// unreserved characters, delimiters, and a percent sign only before two
+// hex digits. url.Parse takes more (spaces, quotes, |, non-ASCII), which
+// the contract's uri format, and every strict client, refuses.
+func URIChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case pathByte(c), c == '?', c == '#', c == '[', c == ']':
+		case c == '%' && i+2 < len(s) && hexByte(s[i+1]) && hexByte(s[i+2]):
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func hexByte(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }

@@ -14,6 +14,9 @@ func checkURI(s string) error {
 	if paymock.PlainHTTPURL(s) {
 		return nil
 	}
+	if !paymock.URIChars(s) {
+		return errNotURI
+	}
 	if u, err := url.Parse(s); err != nil || !u.IsAbs() || u.Host == "" {
 		return errNotURI
 	}

@@ -104,7 +104,8 @@ func TestPattern_MatchesAsTheRegexp(t *testing.T) {
 		in   []string
 	}{
 		{`^pay_[0-9A-Za-z]{24,}$`, []string{"pay_" + "abcdefghijklmnopqrstuvwx", "pay_abc", "pay_" + "abcdefghijklmnopqrstuvwxyz0123", "pay_" + "abcdefghijklmnopqrstuvw-", "Pay_abcdefghijklmnopqrstuvwx", "", "pay_abcdefghijklmnopqrstuvwxé"}},
-		{`^[hH][tT][tT][pP][sS]?://[^/?#@:\s][^/?#@\s]*([/?#].*)?$`, []string{"https://a.example", "HTTP://a", "https://a.example/x?y#z", "https:///x", "https://a b", "https://a@b", "https://a/\n", "https://a/é", "ftp://a", "https://:80"}},
+		{`^[hH][tT][tT][pP][sS]?://[A-Za-z0-9._~!$&'()*+,;=%\[\]-][A-Za-z0-9._~!$&'()*+,;=%\[\]:-]*([/?#][A-Za-z0-9._~!$&'()*+,;=%:@/?#\[\]-]*)?$`, []string{"https://a.example", "HTTP://a", "https://a.example/x?y#z", "https:///x", "https://a b", "https://a@b", "https://a/\n", "https://a/é", "ftp://a", "https://:80",
+			"https://[::1]:80/a", "https://a/b|c", "https://a/?q=a b", "https://a/%C3%A9", "https://a/'x'", `https://a/"x"`}},
 		{`^[0-9]+(\.[0-9]{1,2})?$`, []string{"1", "1.5", "1.55", "1.555", "1.", ".5", "", "12a"}},
 		{`^([1-9][0-9]{0,8}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$`, []string{"1", "10.5", "10.50", "999999999.99",
 			"1000000000", "0", "0.0", "0.00", "0.01", "0.1", "0.10", "0.001", "01", "00.50", "1.", ".5", "-1", "1e2", ""}},

@@ -23,7 +23,20 @@ import (
 func Violations(err error) []paymock.Violation {
 	out := violationsAt(err, "")
 	slices.SortStableFunc(out, func(a, b paymock.Violation) int { return strings.Compare(a.Param, b.Param) })
-	return out
+	// Two rules of one field can fail in the same words (a uri's pattern
+	// and its format): a person needs to read them once.
+	if len(out) < 2 {
+		return out
+	}
+	seen := make(map[paymock.Violation]bool, len(out))
+	kept := out[:0]
+	for _, v := range out {
+		if !seen[v] {
+			seen[v] = true
+			kept = append(kept, v)
+		}
+	}
+	return kept
 }
 
 // violationsAt is Violations, unsorted, of an error about the value at the
@@ -166,9 +179,20 @@ func schemaViolation(se *openapi3.SchemaError, base string) paymock.Violation {
 		v.Message = name + " " + formatReason(s)
 	case "maxItems":
 		v.Message = fmt.Sprintf("%s must have at most %d items", name, *s.MaxItems)
+	case "not":
+		// kin tries a schema's not before its type: a body that is no
+		// object fails the not that refuses objects of a wrong shape.
+		if _, isObject := se.Value.(map[string]any); !isObject && s.Type.Is("object") {
+			v.Message = name + " must be an object"
+		} else {
+			v.Message = name + " is not in a form the contract allows"
+		}
 	default:
 		// kin's Reason never holds the value (so no card data), only the rule.
 		v.Message = name + ": " + se.Reason
+		if se.Reason == "" {
+			v.Message = name + " is not valid"
+		}
 	}
 	return v
 }

@@ -135,3 +135,82 @@ func TestViolations_AFailedChoiceStillListsTheRest(t *testing.T) {
 		}
 	}
 }
+
+// refusalsOfBody is every violation of a create whose body is raw.
+func refusalsOfBody(t *testing.T, raw string) []paymock.Violation {
+	t.Helper()
+	docs, err := contract.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("POST", "/api/v1/payments", strings.NewReader(raw))
+	r.Header.Set("Content-Type", "application/json")
+	rt, err := docs.Service.Match(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	de, ok := paymock.AsError(docs.Service.ValidateRequest(context.Background(), r, rt, []byte(raw), true))
+	if !ok {
+		t.Fatalf("%s: not refused with a domain error", raw)
+	}
+	return de.Violations
+}
+
+func TestViolations_ABodyThatIsNoObjectIsToldSo(t *testing.T) {
+	for _, raw := range []string{`[]`, `1`, `"x"`, `true`, `[{"amount":1}]`} {
+		got := refusalsOfBody(t, raw)
+		if len(got) != 1 || got[0].Message != "the request body must be an object" {
+			t.Errorf("%s: %+v, want one violation: the request body must be an object", raw, got)
+		}
+	}
+}
+
+func TestViolations_TheSameWordsOfOneFieldAreListedOnce(t *testing.T) {
+	for _, bad := range []string{"", "x", "https://shop.example/a b"} {
+		var n int
+		for _, v := range refusals(t, func(b map[string]any) { b["cancel_url"] = bad }) {
+			if v.Param == "cancel_url" {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("cancel_url %q: %d violations of cancel_url, want 1", bad, n)
+		}
+	}
+}
+
+// Values url.Parse and net/mail take but a URI and the contract's ASCII
+// email format do not: a strict client refuses them in every answer that
+// would hold them, so the request is refused.
+func TestViolations_WhatStrictClientsRefuseIsRefused(t *testing.T) {
+	tests := []struct {
+		param string
+		value any
+	}{
+		{"success_url", "https://shop.example/a b"},
+		{"success_url", "https://shop.example/a|b"},
+		{"success_url", `https://shop.example/<"x">`},
+		{"success_url", "https://shop.example/é"},
+		{"success_url", "https://bücher.example/"},
+		{"cancel_url", "https://shop.example/?q=%zz"},
+		{"customer.email", "jöhn@example.com"},
+		{"customer.email", `"john doe"@example.com`},
+	}
+	for _, tc := range tests {
+		got := refusal(t, func(b map[string]any) {
+			if tc.param == "customer.email" {
+				b["customer"] = map[string]any{"email": tc.value, "name": "Jane"}
+			} else {
+				b[tc.param] = tc.value
+			}
+		})
+		if _, ok := got[tc.param]; !ok {
+			t.Errorf("%s %q: not refused (%v)", tc.param, tc.value, got)
+		}
+	}
+	for _, ok := range []string{"https://shop.example/caf%C3%A9?q=a%20b", "https://[2001:db8::1]:8443/ok", "https://xn--bcher-kva.example/"} {
+		if got := refusal(t, func(b map[string]any) { b["success_url"] = ok }); len(got) != 0 {
+			t.Errorf("success_url %q refused: %v", ok, got)
+		}
+	}
+}

@@ -311,7 +311,7 @@ func TestWebhooks_RetriesUntilDeliveredWithOneID(t *testing.T) {
 	})
 	env := newEnv(t, withWebhooks([]time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute},
 		paymock.WebhookEndpoint{URL: rcv.srv.URL, Secret: testSecret}))
-	id := env.create(keyA, func(b map[string]any) { b["success_url"] = "https://shop.example.com/ok?a=1&b=<2>" })
+	id := env.create(keyA, func(b map[string]any) { b["success_url"] = "https://shop.example.com/ok?a=1&b=%3C2%3E&c='3'" })
 	env.do("POST", "/_sandbox/payments/"+id+"/complete", keyA, nil)
 	env.advance(keyA, 0) // waits for the first attempt
 	if n := rcv.attemptCount(); n != 1 {
