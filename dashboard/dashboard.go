@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/connlimit"
 )
 
 // Prefix is the path the dashboard is served under. The sandbox routes
@@ -289,6 +290,10 @@ type Config struct {
 	// then the one in use for the shortest time since its sign-in (see
 	// sessions.create). Default 10,000.
 	MaxSessions int
+	// SearchWait is how long a filtered search of the payments waits for
+	// one of the searches' slots (SearchesAtOnce, SearchesPerMerchant)
+	// before it is answered 503 "searches busy"; default 5s.
+	SearchWait time.Duration
 }
 
 // Defaults of Config.
@@ -296,6 +301,7 @@ const (
 	DefaultSessionIdle = 8 * time.Hour
 	DefaultSessionMax  = 24 * time.Hour
 	DefaultMaxSessions = 10000
+	DefaultSearchWait  = 5 * time.Second
 )
 
 // Dashboard serves the developer section. It is an http.Handler for
@@ -308,6 +314,7 @@ type Dashboard struct {
 	key         []byte // HMAC key of the sign-in form's token; per process
 	pages       *pages
 	sessions    *sessions
+	searches    *connlimit.Slots // the filtered searches of the payments running at once
 	mux         *http.ServeMux
 	crossOrigin *http.CrossOriginProtection
 }
@@ -336,6 +343,12 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.SessionIdle < 0 || cfg.SessionMax < 0 || cfg.MaxSessions < 0 {
 		return nil, errors.New("dashboard: session limits must not be negative")
 	}
+	if cfg.SearchWait < 0 {
+		return nil, errors.New("dashboard: Config.SearchWait must not be negative")
+	}
+	if cfg.SearchWait == 0 {
+		cfg.SearchWait = DefaultSearchWait
+	}
 	if cfg.SessionIdle == 0 {
 		cfg.SessionIdle = DefaultSessionIdle
 	}
@@ -360,6 +373,7 @@ func New(cfg Config) (*Dashboard, error) {
 		now:         cfg.Now,
 		key:         make([]byte, 32),
 		sessions:    newSessions(cfg.SessionIdle, cfg.SessionMax, cfg.MaxSessions),
+		searches:    connlimit.NewSlots(SearchesAtOnce, SearchesPerMerchant),
 		crossOrigin: http.NewCrossOriginProtection(),
 	}
 	_, _ = rand.Read(d.key) // never fails: crypto/rand crashes the program instead

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,6 +23,25 @@ const (
 	// at a time.
 	scanChunk = 500
 )
+
+// SearchesAtOnce is how many filtered searches of the payments (a status
+// or an email searched for) run at once in all, and SearchesPerMerchant
+// how many of them one merchant's. A search reads the merchant's whole
+// list through: over 10,000 of the largest payments it costs 0.5 to
+// 0.9 s of CPU and holds a chunk of them decoded, so 16 at once slowed
+// another merchant's API calls a hundredfold and grew the process by
+// 800 MB. Four at once keep most of the cores and memory for everyone
+// else; one per merchant is what a person searching needs (the next
+// search of the same merchant waits about a second), so one merchant's
+// many searches wait on each other, and filling the four takes four
+// merchants. The next search waits for a slot (Config.SearchWait).
+const (
+	SearchesAtOnce      = 4
+	SearchesPerMerchant = 1
+)
+
+// errSearchesBusy is a search that found no slot in Config.SearchWait.
+var errSearchesBusy = errors.New("dashboard: every search slot stayed taken")
 
 func (d *Dashboard) registerPaymentRoutes() {
 	d.mux.HandleFunc("GET "+Prefix+"/payments", d.page(d.handlePayments))
@@ -61,7 +81,18 @@ func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *vi
 	switch paymock.Status(data.Status) {
 	case "", paymock.StatusPending, paymock.StatusCompleted, paymock.StatusExpired, paymock.StatusFailed:
 		items, total, err := d.findPayments(r.Context(), v.m, paymock.Status(data.Status), data.Query, (data.Page-1)*perPage, perPage)
-		if err != nil {
+		switch {
+		case err == nil:
+		case r.Context().Err() != nil:
+			// The browser went away (a new search, a closed tab): nobody
+			// reads an answer, and it is no failure of paymock's.
+			d.log.InfoContext(r.Context(), "dashboard search dropped: its client went away", "merchant", v.m.ID)
+			return
+		case errors.Is(err, errSearchesBusy):
+			d.log.WarnContext(r.Context(), "dashboard search refused: every search slot stayed taken", "merchant", v.m.ID, "waited", d.cfg.SearchWait)
+			d.searchesBusy(w, r, v)
+			return
+		default:
 			d.failed(r.Context(), w, r, v, "list the payments", err)
 			return
 		}
@@ -94,7 +125,9 @@ func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *vi
 
 // findPayments lists a merchant's payments newest first. Without a filter
 // it is one store call; a payment id is one look-up; anything else reads
-// the list through, matching the status and the email.
+// the list through, matching the status and the email, in one of the
+// searches' slots (errSearchesBusy when none came free in time). A scan
+// stops between chunks once ctx is done.
 func (d *Dashboard) findPayments(ctx context.Context, m *paymock.Merchant, status paymock.Status, query string, offset, limit int) ([]paymock.Payment, int, error) {
 	if status == "" && query == "" {
 		return d.cfg.Payments.List(ctx, m.ID, offset, limit)
@@ -117,12 +150,22 @@ func (d *Dashboard) findPayments(ctx context.Context, m *paymock.Merchant, statu
 		return (status == "" || p.Status == status) &&
 			(needle == "" || p.ID == query || strings.Contains(strings.ToLower(p.Customer.Email), needle))
 	}
+	if !d.acquireSearch(ctx, m.ID) {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, errSearchesBusy
+	}
+	defer d.searches.Release(m.ID)
 	out := []paymock.Payment{}
 	// A payment created during the scan shifts the list by one: the seen
 	// set keeps it from being counted twice.
 	seen := make(map[string]bool)
 	total := 0
 	for at := 0; ; at += scanChunk {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err // nobody waits for the rest
+		}
 		chunk, all, err := d.cfg.Payments.List(ctx, m.ID, at, scanChunk)
 		if err != nil {
 			return nil, 0, err
@@ -141,6 +184,30 @@ func (d *Dashboard) findPayments(ctx context.Context, m *paymock.Merchant, statu
 			return out, total, nil
 		}
 	}
+}
+
+// acquireSearch waits, while ctx lasts and at most Config.SearchWait, for
+// a slot to scan a merchant's payments in, and reports whether it got
+// one. Release gives it back once the scan is over.
+func (d *Dashboard) acquireSearch(ctx context.Context, merchantID string) bool {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.SearchWait)
+	defer cancel()
+	return d.searches.Acquire(ctx, merchantID)
+}
+
+// searchesBusy answers a search that waited for a slot in vain: a 503
+// that says trying again is the remedy, and a link to do so.
+func (d *Dashboard) searchesBusy(w http.ResponseWriter, r *http.Request, v *visit) {
+	const heading = "Searches busy"
+	pv := v.view(heading, "payments")
+	pv.Data = messageData{
+		Code:    http.StatusServiceUnavailable,
+		Heading: heading,
+		Message: "Too many searches of payments are running in the sandbox now, so this one was not started. Try again in a moment.",
+		Retry:   localPath(r.URL.RequestURI()),
+	}
+	w.Header().Set("Retry-After", "1")
+	d.render(w, r, http.StatusServiceUnavailable, "message", pv)
 }
 
 // paymentData is what a payment's page shows.
