@@ -8,6 +8,21 @@ import (
 	"time"
 )
 
+// LastInstant is the latest a clock shows, and the latest time paymock
+// writes: the end of 9999, the last year RFC 3339 writes.
+func LastInstant() time.Time { return time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC) }
+
+// NoLaterThanLastSecond is t, or the last whole second a clock shows when
+// t is past it: work due after the end of 9999 (a webhook's retry, a
+// delay) is due at its last second instead, a time an answer can write
+// and a clock can reach.
+func NoLaterThanLastSecond(t time.Time) time.Time {
+	if last := LastInstant().Truncate(time.Second); t.After(last) {
+		return last
+	}
+	return t
+}
+
 // ClockMode says whether time passes by itself.
 type ClockMode string
 

@@ -140,6 +140,11 @@ func ValidateCreate(r CreateRequest, m *Merchant, now time.Time) (ValidatedCreat
 		missing("expires_in")
 	case *r.ExpiresIn < 1 || *r.ExpiresIn > MaxExpiresIn:
 		add("expires_in", "parameter_invalid", "expires_in must be between 1 and 2592000 seconds")
+	case now.UTC().Truncate(time.Second).Add(time.Duration(*r.ExpiresIn) * time.Second).After(LastInstant()):
+		// A clock advanced to its last month: the payment would expire in
+		// a year no answer can write.
+		add("expires_in", "parameter_invalid", "expires_in would put expires_at past "+
+			LastInstant().Format(time.RFC3339)+", the last instant the sandbox's clock shows")
 	default:
 		v.Expires = time.Duration(*r.ExpiresIn) * time.Second
 	}

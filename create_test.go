@@ -143,6 +143,14 @@ func TestValidateCreate_ExpiresInRange(t *testing.T) {
 		{name: "accepts 2592000", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](2592000) }},
 		{name: "rejects 2592001", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](2592001) }, want: invalid},
 		{name: "rejects huge", edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](1 << 62) }, want: invalid},
+		// A clock advanced near its end: expires_at must stay a time an
+		// answer can write (a year of four digits).
+		{name: "accepts ending at the clock's last second", now: LastInstant().Add(-3600 * time.Second).Truncate(time.Second),
+			edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](3600); r.PaymentMethod = nil }},
+		{name: "rejects ending past the clock's last instant", now: LastInstant().Add(-3600 * time.Second),
+			edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](3601); r.PaymentMethod = nil }, want: invalid},
+		{name: "rejects 30 days from the clock's last week", now: LastInstant().Add(-7 * 24 * time.Hour),
+			edit: func(r *CreateRequest) { r.ExpiresIn = ptr[Whole](MaxExpiresIn); r.PaymentMethod = nil }, want: invalid},
 	})
 
 	r := validRequest()

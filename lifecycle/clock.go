@@ -166,7 +166,7 @@ func (c *Clocks) RealNow() (time.Time, time.Duration) { return c.real(), c.base 
 
 // LastInstant is the latest a clock shows: the end of 9999, the last
 // year RFC 3339 writes.
-func LastInstant() time.Time { return time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC) }
+func LastInstant() time.Time { return paymock.LastInstant() }
 
 // CanShow reports whether a merchant's clock can move to t: no later than
 // LastInstant and, on a real clock, no further from the real time than

@@ -60,6 +60,6 @@ func (d *Dispatcher) next(n, status int, errMsg string, oneShot bool, at time.Ti
 		}
 		return out, string(paymock.DeliveryFailed)
 	}
-	out.State, out.NextAt = paymock.DeliveryPending, at.Add(d.retry[n-1])
+	out.State, out.NextAt = paymock.DeliveryPending, paymock.NoLaterThanLastSecond(at.Add(d.retry[n-1]))
 	return out, "retrying"
 }

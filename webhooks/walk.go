@@ -56,6 +56,7 @@ func (d *Dispatcher) prepareSlots(ctx context.Context, merchantID string, typ pa
 				del.Window = f
 				del.NextAt = del.NextAt.Add(f.Window)
 			}
+			del.NextAt = paymock.NoLaterThanLastSecond(del.NextAt)
 		}
 		if del.Window == nil && d.faults != nil {
 			// A window another delivery opened holds this one too.
