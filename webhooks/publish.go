@@ -103,6 +103,9 @@ func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) 
 	if !ok {
 		return paymock.EventRecord{}, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
 	}
+	if rounds(rec) >= MaxRoundsPerEvent {
+		return paymock.EventRecord{}, fmt.Errorf("webhooks: redeliver %s: %w: %w", eventID, roundLimit(), paymock.ErrLimitReached)
+	}
 	first, err := d.box.Round(ctx, merchantID, eventID, 1)
 	if err != nil {
 		return paymock.EventRecord{}, err
@@ -134,6 +137,29 @@ func (d *Dispatcher) Redeliver(ctx context.Context, merchantID, eventID string) 
 		err = fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
 	}
 	return rec, err
+}
+
+// MaxRoundsPerEvent is how many rounds an event is sent in: its first and
+// 99 redeliveries. The pending cap leaves a redelivery to an endpoint that
+// answers at once room every time, and an event keeps every round it was
+// sent in, so without it one event's record (and its page of events)
+// would grow for as long as a client redelivers it.
+const MaxRoundsPerEvent = 100
+
+// rounds is how many rounds rec was sent in.
+func rounds(rec paymock.EventRecord) int {
+	n := 0
+	for _, del := range rec.Deliveries {
+		n = max(n, del.Round)
+	}
+	return n
+}
+
+// roundLimit is the refusal of a redelivery past MaxRoundsPerEvent.
+func roundLimit() *paymock.Error {
+	return &paymock.Error{Type: paymock.InvalidRequest, Code: "delivery_limit",
+		Message: fmt.Sprintf("an event is sent in at most %d rounds (its first and %d redeliveries), and this one has been; "+
+			"a new event of the payment, or POST /_sandbox/reset, starts again", MaxRoundsPerEvent, MaxRoundsPerEvent-1)}
 }
 
 // pendingLimit is the refusal of a redelivery past MaxPendingForRedeliver,

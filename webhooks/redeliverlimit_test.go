@@ -83,3 +83,26 @@ func TestNew_RefusesANegativeMaxPendingForRedeliver(t *testing.T) {
 		t.Error("New took a negative MaxPendingForRedeliver")
 	}
 }
+
+func TestRedeliver_StopsAtMaxRoundsPerEvent(t *testing.T) {
+	rcv := newReceiver(t, nil) // answers 2xx: no delivery stays pending
+	box := memory.NewOutbox(memory.NewPayments())
+	d := newDispatcher(t, newFakeClock(), Config{Outbox: box})
+	ev := event(t, "acme", "evt_rounds", "pay_1")
+	publish(t, d, merchant("acme", rcv.endpoint()), ev)
+	idle(t, d, "acme")
+	for n := 2; n <= MaxRoundsPerEvent; n++ {
+		if _, err := d.Redeliver(t.Context(), "acme", ev.ID); err != nil {
+			t.Fatalf("round %d: %v", n, err)
+		}
+		idle(t, d, "acme")
+	}
+	_, err := d.Redeliver(t.Context(), "acme", ev.ID)
+	de, ok := paymock.AsError(err)
+	if !errors.Is(err, paymock.ErrLimitReached) || !ok || de.Code != "delivery_limit" || !strings.Contains(de.Message, fmt.Sprint(MaxRoundsPerEvent)) {
+		t.Fatalf("round %d: %v, want delivery_limit naming %d", MaxRoundsPerEvent+1, err, MaxRoundsPerEvent)
+	}
+	if r := record(t, d, "acme", ev.ID); rounds(r) != MaxRoundsPerEvent || len(r.Deliveries) != MaxRoundsPerEvent {
+		t.Errorf("%d rounds, %d deliveries stored, want %d each", rounds(r), len(r.Deliveries), MaxRoundsPerEvent)
+	}
+}
