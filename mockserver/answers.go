@@ -29,16 +29,26 @@ import (
 // answer's memory goes at once and grow reports the 503 it is answered
 // instead (every operation declares it); the writes that follow are
 // refused with it, until the recorder is reset.
+//
+// Each merchant's answers hold at most its share of the bound
+// (connlimit.AnswerShare), so a merchant that reads none of its own
+// cannot have every other merchant's refused. The merchant is the
+// request's key's, even where the operation needs none; a request
+// without an accepted key counts under "", one share for all of them.
 func (r *recorder) grow(need int) error {
-	r.answers.Give(r.held) // counted again below, with the room added
+	r.answers.Give(r.key, r.held) // counted again below, with the room added
 	r.held = 0
-	size := r.answers.TakeBetween(need, max(need, 2*r.body.Cap()))
+	r.key = ""
+	if r.x.caller != nil {
+		r.key = r.x.caller.ID
+	}
+	size := r.answers.TakeBetween(r.key, need, max(need, 2*r.body.Cap()))
 	if size == 0 {
 		r.refused = &contract.StatusError{Status: http.StatusServiceUnavailable,
 			Header: map[string][]string{"Retry-After": {"1"}},
 			Err: &paymock.Error{Type: paymock.APIError, Code: "answers_busy",
-				Message: fmt.Sprintf("paymock holds at most %d MiB of large answers at once, and that much is being built or is on its way to clients (reading slowly or not at all); "+
-					"this one (%.1f MiB and more) was not sent: retry, or ask for smaller pages (per_page)", r.answers.Max()>>20, float64(need)/(1<<20))}}
+				Message: fmt.Sprintf("paymock holds at most %d MiB of large answers at once, and %d MiB of one merchant's, and that much is being built or is on its way to clients (reading slowly or not at all); "+
+					"this one (%.1f MiB and more) was not sent: retry, or ask for smaller pages (per_page)", r.answers.Max()>>20, r.answers.Share()>>20, float64(need)/(1<<20))}}
 		r.body = bytes.Buffer{}
 		return r.refused
 	}
@@ -53,7 +63,7 @@ func (r *recorder) grow(need int) error {
 // written, or will not be.
 func (r *recorder) release() {
 	if r.held > 0 {
-		r.answers.Give(r.held)
+		r.answers.Give(r.key, r.held)
 		r.held = 0
 		r.body = bytes.Buffer{}
 	}

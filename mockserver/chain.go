@@ -435,10 +435,11 @@ type recorder struct {
 	body   bytes.Buffer
 	x      *exchange // the exchange it records, for exchangeOf
 	// answers bounds the large answers held at once; held is what this
-	// one counts against it, and refused the 503 it got instead
-	// (answers.go).
+	// one counts against it, under the merchant key, and refused the 503
+	// it got instead (answers.go).
 	answers *connlimit.Answers
 	held    int
+	key     string
 	refused error
 }
 
