@@ -58,6 +58,7 @@ type Scheduler struct {
 	stop    chan struct{}
 	done    chan struct{}
 	once    sync.Once
+	started sync.Once      // the loop's start, or its place taken by a Stop first
 	running sync.WaitGroup // merchants' jobs being fired by the loop
 }
 
@@ -194,14 +195,16 @@ func (s *Scheduler) requeue(q *queue, j job) {
 	heap.Push(&q.jobs, j)
 }
 
-// Start runs the timer goroutine until Stop.
+// Start runs the timer goroutine until Stop; once, however often it is
+// called, and never after Stop.
 func (s *Scheduler) Start() {
-	go s.loop()
+	s.started.Do(func() { go s.loop() })
 }
 
 // Stop ends the timer goroutine and waits for it; jobs not yet due stay
-// unfired.
+// unfired. A scheduler never started has none to wait for.
 func (s *Scheduler) Stop() {
+	s.started.Do(func() { close(s.done) })
 	s.once.Do(func() { close(s.stop) })
 	<-s.done
 }

@@ -288,3 +288,20 @@ func TestScheduler_AtAllocatesOnlyToGrow(t *testing.T) {
 		t.Errorf("At: %v allocations, want 0 (a job boxed for heap.Push is one)", n)
 	}
 }
+
+func TestScheduler_StopsWhetherStartedNeverOnceOrTwice(t *testing.T) {
+	for _, starts := range []int{0, 1, 2} {
+		s := NewScheduler(frozen(t))
+		for range starts {
+			s.Start()
+		}
+		stopped := make(chan struct{})
+		go func() { s.Stop(); s.Stop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("started %d times: Stop did not return", starts)
+		}
+		s.Start() // after Stop: runs nothing, and does not panic
+	}
+}
