@@ -11,9 +11,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/paymock/paymock"
@@ -28,23 +30,34 @@ import (
 // process a lease never runs out while its sender lives, since senders
 // record within it; the lease is what makes the algorithm the same.
 //
-// Lock order: a payment book's lock (Payments.Update) before the outbox's
-// mu, in UpdateWithEvent; the outbox never calls the payments, so the
+// Each merchant's events and deliveries are its book, under the book's
+// own lock: a walk over one merchant's journal (the dashboard's list of
+// an endpoint's deliveries, a trim, a settle) never holds up another
+// merchant's events or sends. The outbox's mu guards only the map of
+// books, and is never held while a book's lock is taken.
+//
+// Lock order: a payment book's lock (Payments.Update) before an outbox
+// book's, in UpdateWithEvent; the outbox never calls the payments, so the
 // order holds everywhere.
 type Outbox struct {
 	payments *Payments
+	lastID   atomic.Int64 // taken under a book's lock, so a merchant's ids grow in the order made
 
-	mu        sync.Mutex
-	lastID    int64
-	merchants map[string]*outboxBook
-	byID      map[int64]*outDelivery // every delivery of every merchant
+	mu    sync.Mutex
+	books map[string]*outboxBook
 }
 
 // outboxBook is one merchant's events and pending deliveries.
 type outboxBook struct {
+	mu sync.Mutex
+	// dead is set when a reset took the book out of the outbox, so that a
+	// change racing with it finds the new book instead.
+	dead bool
+
 	events  []*outEvent // in the order stored
 	byID    map[string]*outEvent
-	pending dueHeap // the pending deliveries, earliest due first
+	dels    map[int64]*outDelivery // every delivery of the merchant's events, by id
+	pending dueHeap                // the pending deliveries, earliest due first
 	// chains holds, per chain, its pending deliveries in the order made:
 	// only the first may be claimed.
 	chains map[string][]*outDelivery
@@ -71,7 +84,31 @@ type outDelivery struct {
 // NewOutbox returns an empty outbox whose UpdateWithEvent updates
 // payments.
 func NewOutbox(payments *Payments) *Outbox {
-	return &Outbox{payments: payments, merchants: make(map[string]*outboxBook), byID: make(map[int64]*outDelivery)}
+	return &Outbox{payments: payments, books: make(map[string]*outboxBook)}
+}
+
+// book returns the merchant's book with its lock held, or nil when it has
+// none and create is false. The caller unlocks it.
+func (o *Outbox) book(merchantID string, create bool) *outboxBook {
+	for {
+		o.mu.Lock()
+		b := o.books[merchantID]
+		if b == nil && create {
+			b = &outboxBook{byID: make(map[string]*outEvent), dels: make(map[int64]*outDelivery),
+				chains: make(map[string][]*outDelivery), windowClaims: make(map[string][]*outDelivery),
+				windowed: make(map[string][]*outDelivery)}
+			o.books[merchantID] = b
+		}
+		o.mu.Unlock()
+		if b == nil {
+			return nil
+		}
+		b.mu.Lock()
+		if !b.dead {
+			return b
+		}
+		b.mu.Unlock() // reset meanwhile: look again
+	}
 }
 
 var (
@@ -96,9 +133,7 @@ func (o *Outbox) UpdateWithEvent(ctx context.Context, merchantID, id string, fn 
 		if out, err = event(*p); err != nil {
 			return err
 		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		ids, err = o.addEventLocked(out)
+		ids, err = o.addEvent(out)
 		return err
 	})
 	return p, out, ids, err
@@ -106,22 +141,16 @@ func (o *Outbox) UpdateWithEvent(ctx context.Context, merchantID, id string, fn 
 
 // AddEvent implements paymock.Outbox.
 func (o *Outbox) AddEvent(_ context.Context, out paymock.Outgoing) ([]int64, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.addEventLocked(out)
+	return o.addEvent(out)
 }
 
-func (o *Outbox) addEventLocked(out paymock.Outgoing) ([]int64, error) {
+func (o *Outbox) addEvent(out paymock.Outgoing) ([]int64, error) {
 	ev := out.Event
 	if ev.MerchantID == "" || ev.ID == "" {
 		return nil, errors.New("storing an event: no merchant or no id")
 	}
-	b := o.merchants[ev.MerchantID]
-	if b == nil {
-		b = &outboxBook{byID: make(map[string]*outEvent), chains: make(map[string][]*outDelivery),
-			windowClaims: make(map[string][]*outDelivery), windowed: make(map[string][]*outDelivery)}
-		o.merchants[ev.MerchantID] = b
-	}
+	b := o.book(ev.MerchantID, true)
+	defer b.mu.Unlock()
 	if _, dup := b.byID[ev.ID]; dup {
 		return nil, fmt.Errorf("storing event %s: already stored", ev.ID)
 	}
@@ -141,8 +170,7 @@ func (o *Outbox) addRoundLocked(b *outboxBook, e *outEvent, dels []paymock.Deliv
 	e.rounds++
 	ids := make([]int64, 0, len(dels))
 	for i, d := range dels {
-		o.lastID++
-		d.ID, d.MerchantID, d.EventID, d.EventType = o.lastID, e.ev.MerchantID, e.ev.ID, e.ev.Type
+		d.ID, d.MerchantID, d.EventID, d.EventType = o.lastID.Add(1), e.ev.MerchantID, e.ev.ID, e.ev.Type
 		d.PaymentID, d.Body, d.OneShot, d.Round, d.Position = e.ev.Payment.ID, e.ev.Body, e.oneShot, e.rounds, i
 		d.Attempts, d.Sends, d.ClaimedUntil = nil, 0, time.Time{}
 		od := &outDelivery{d: d, index: -1}
@@ -158,7 +186,7 @@ func (o *Outbox) addRoundLocked(b *outboxBook, e *outEvent, dels []paymock.Deliv
 			od.d.NextAt = time.Time{}
 		}
 		e.dels = append(e.dels, od)
-		o.byID[d.ID] = od
+		b.dels[d.ID] = od
 		ids = append(ids, d.ID)
 	}
 	return ids
@@ -167,9 +195,12 @@ func (o *Outbox) addRoundLocked(b *outboxBook, e *outEvent, dels []paymock.Deliv
 // AddRound implements paymock.Outbox. The limit is exact: the merchant's
 // pending heap is its count, read and grown under the one lock.
 func (o *Outbox) AddRound(_ context.Context, merchantID, eventID string, dels []paymock.Delivery, limit int) ([]int64, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	b, e := o.eventLocked(merchantID, eventID)
+	b := o.book(merchantID, false)
+	if b == nil {
+		return nil, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
+	}
+	defer b.mu.Unlock()
+	e := b.byID[eventID]
 	if e == nil {
 		return nil, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
 	}
@@ -179,22 +210,27 @@ func (o *Outbox) AddRound(_ context.Context, merchantID, eventID string, dels []
 	return o.addRoundLocked(b, e, dels), nil
 }
 
-func (o *Outbox) eventLocked(merchantID, eventID string) (*outboxBook, *outEvent) {
-	b := o.merchants[merchantID]
+// event returns one of the merchant's events with its book's lock held,
+// or nil and no lock held.
+func (o *Outbox) event(merchantID, eventID string) (*outboxBook, *outEvent) {
+	b := o.book(merchantID, false)
 	if b == nil {
 		return nil, nil
 	}
-	return b, b.byID[eventID]
+	if e := b.byID[eventID]; e != nil {
+		return b, e
+	}
+	b.mu.Unlock()
+	return nil, nil
 }
 
 // Round implements paymock.Outbox.
 func (o *Outbox) Round(_ context.Context, merchantID, eventID string, round int) ([]paymock.Delivery, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	_, e := o.eventLocked(merchantID, eventID)
+	b, e := o.event(merchantID, eventID)
 	if e == nil {
 		return nil, fmt.Errorf("event %s: %w", eventID, paymock.ErrNotFound)
 	}
+	defer b.mu.Unlock()
 	var out []paymock.Delivery
 	for _, od := range e.dels {
 		if od.d.Round == round {
@@ -223,10 +259,12 @@ func (o *Outbox) Claim(_ context.Context, c paymock.Claim) ([]paymock.Delivery, 
 	if c.Lease <= 0 || c.Limit <= 0 || c.MerchantID == "" {
 		return nil, fmt.Errorf("claim: a merchant, a positive lease (%s) and a positive limit (%d) are needed", c.Lease, c.Limit)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	b := o.merchants[c.MerchantID]
-	if b == nil || len(b.pending) == 0 || b.pending[0].d.NextAt.After(c.Until) {
+	b := o.book(c.MerchantID, false)
+	if b == nil {
+		return nil, nil
+	}
+	defer b.mu.Unlock()
+	if len(b.pending) == 0 || b.pending[0].d.NextAt.After(c.Until) {
 		return nil, nil // the usual case when nothing is due
 	}
 	var (
@@ -255,7 +293,7 @@ func (o *Outbox) Claim(_ context.Context, c paymock.Claim) ([]paymock.Delivery, 
 	if c.IDs != nil {
 		var byDue []*outDelivery
 		for _, id := range c.IDs {
-			if od := o.byID[id]; od != nil && od.index >= 0 && od.d.MerchantID == c.MerchantID {
+			if od := b.dels[id]; od != nil && od.index >= 0 {
 				byDue = append(byDue, od)
 			}
 		}
@@ -310,12 +348,11 @@ func (o *Outbox) DueDeliveries(_ context.Context, merchantID string, until time.
 	if limit <= 0 {
 		return nil, fmt.Errorf("due deliveries: limit %d must be positive", limit)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	b := o.merchants[merchantID]
+	b := o.book(merchantID, false)
 	if b == nil {
 		return nil, nil
 	}
+	defer b.mu.Unlock()
 	var due []*outDelivery
 	for _, od := range b.pending {
 		if !od.d.NextAt.After(until) && b.head(od) {
@@ -340,12 +377,16 @@ func (o *Outbox) DueMerchants(_ context.Context, now time.Time, base time.Durati
 	}
 	until := now.Add(base)
 	o.mu.Lock()
-	defer o.mu.Unlock()
+	books := make(map[string]*outboxBook, len(o.books))
+	maps.Copy(books, o.books)
+	o.mu.Unlock()
 	var out []string
-	for id, b := range o.merchants {
-		if len(b.pending) > 0 && !b.pending[0].d.NextAt.After(until) {
+	for id, b := range books {
+		b.mu.Lock()
+		if !b.dead && len(b.pending) > 0 && !b.pending[0].d.NextAt.After(until) {
 			out = append(out, id)
 		}
+		b.mu.Unlock()
 	}
 	slices.Sort(out)
 	return out[:min(len(out), limit)], nil
@@ -353,13 +394,15 @@ func (o *Outbox) DueMerchants(_ context.Context, now time.Time, base time.Durati
 
 // Attempted implements paymock.Outbox.
 func (o *Outbox) Attempted(_ context.Context, del paymock.Delivery, u paymock.Outcome) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	od := o.byID[del.ID]
+	b := o.book(del.MerchantID, false)
+	if b == nil {
+		return nil // reset
+	}
+	defer b.mu.Unlock()
+	od := b.dels[del.ID]
 	if od == nil || od.index < 0 || !od.d.ClaimedUntil.Equal(del.ClaimedUntil) {
 		return nil // reset, or the claim lapsed and is another sender's
 	}
-	b := o.merchants[od.d.MerchantID]
 	od.d.Attempts = append(od.d.Attempts, u.Attempts...)
 	od.d.Sends, od.d.State, od.d.Error, od.d.ClaimedUntil = u.Sends, u.State, u.Error, time.Time{}
 	if u.State == paymock.DeliveryPending {
@@ -382,9 +425,12 @@ func (o *Outbox) Attempted(_ context.Context, del paymock.Delivery, u paymock.Ou
 
 // Release implements paymock.Outbox.
 func (o *Outbox) Release(_ context.Context, del paymock.Delivery) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if od := o.byID[del.ID]; od != nil && od.d.ClaimedUntil.Equal(del.ClaimedUntil) {
+	b := o.book(del.MerchantID, false)
+	if b == nil {
+		return nil
+	}
+	defer b.mu.Unlock()
+	if od := b.dels[del.ID]; od != nil && od.d.ClaimedUntil.Equal(del.ClaimedUntil) {
 		od.d.ClaimedUntil = time.Time{}
 	}
 	return nil
@@ -393,12 +439,11 @@ func (o *Outbox) Release(_ context.Context, del paymock.Delivery) error {
 // Window implements paymock.Outbox: the window is the latest pending
 // delivery to that endpoint held by a reorder window still open.
 func (o *Outbox) Window(_ context.Context, merchantID, url string, now time.Time) (time.Time, *paymock.WebhookFault, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	b := o.merchants[merchantID]
+	b := o.book(merchantID, false)
 	if b == nil {
 		return time.Time{}, nil, nil
 	}
+	defer b.mu.Unlock()
 	held := slices.DeleteFunc(b.windowed[url], func(od *outDelivery) bool {
 		return od.d.State != paymock.DeliveryPending || od.d.Sends > 0
 	})
@@ -422,13 +467,12 @@ func (o *Outbox) Window(_ context.Context, merchantID, url string, now time.Time
 
 // Events implements paymock.Outbox.
 func (o *Outbox) Events(_ context.Context, merchantID string, offset, limit int) ([]paymock.EventRecord, int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	out := []paymock.EventRecord{}
-	b := o.merchants[merchantID]
+	b := o.book(merchantID, false)
 	if b == nil {
 		return out, 0, nil
 	}
+	defer b.mu.Unlock()
 	total := len(b.events)
 	for i := max(offset, 0); i < total && (limit <= 0 || len(out) < limit); i++ {
 		out = append(out, b.events[total-1-i].record())
@@ -438,12 +482,11 @@ func (o *Outbox) Events(_ context.Context, merchantID string, offset, limit int)
 
 // Event implements paymock.Outbox.
 func (o *Outbox) Event(_ context.Context, merchantID, eventID string) (paymock.EventRecord, bool, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	_, e := o.eventLocked(merchantID, eventID)
+	b, e := o.event(merchantID, eventID)
 	if e == nil {
 		return paymock.EventRecord{}, false, nil
 	}
+	defer b.mu.Unlock()
 	return e.record(), true, nil
 }
 
@@ -459,13 +502,12 @@ func (e *outEvent) record() paymock.EventRecord {
 
 // EndpointDeliveries implements paymock.Outbox.
 func (o *Outbox) EndpointDeliveries(_ context.Context, merchantID, endpointID string, offset, limit int) ([]paymock.EndpointDeliveryRecord, int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	out := []paymock.EndpointDeliveryRecord{}
-	b := o.merchants[merchantID]
+	b := o.book(merchantID, false)
 	if b == nil {
 		return out, 0, nil
 	}
+	defer b.mu.Unlock()
 	offset = max(offset, 0)
 	total := 0
 	for i := len(b.events) - 1; i >= 0; i-- {
@@ -487,9 +529,8 @@ func (o *Outbox) EndpointDeliveries(_ context.Context, merchantID, endpointID st
 
 // Claimed implements paymock.Outbox.
 func (o *Outbox) Claimed(_ context.Context, merchantID string, now time.Time) (bool, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if b := o.merchants[merchantID]; b != nil {
+	if b := o.book(merchantID, false); b != nil {
+		defer b.mu.Unlock()
 		for _, od := range b.pending {
 			if od.d.ClaimedUntil.After(now) {
 				return true, nil
@@ -501,30 +542,35 @@ func (o *Outbox) Claimed(_ context.Context, merchantID string, now time.Time) (b
 
 // Pending implements paymock.Outbox.
 func (o *Outbox) Pending(_ context.Context, merchantID string) (bool, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	b := o.merchants[merchantID]
-	return b != nil && len(b.pending) > 0, nil
+	b := o.book(merchantID, false)
+	if b == nil {
+		return false, nil
+	}
+	defer b.mu.Unlock()
+	return len(b.pending) > 0, nil
 }
 
 // ResetEvents implements paymock.Outbox.
 func (o *Outbox) ResetEvents(_ context.Context, merchantID string) error {
 	o.mu.Lock()
-	defer o.mu.Unlock()
-	b := o.merchants[merchantID]
+	b := o.books[merchantID]
+	delete(o.books, merchantID)
+	o.mu.Unlock()
 	if b == nil {
 		return nil
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.dead = true
 	for _, e := range b.events {
-		o.dropLocked(e)
+		b.dropLocked(e)
 	}
-	delete(o.merchants, merchantID)
 	return nil
 }
 
-func (o *Outbox) dropLocked(e *outEvent) {
+func (b *outboxBook) dropLocked(e *outEvent) {
 	for _, od := range e.dels {
-		delete(o.byID, od.d.ID)
+		delete(b.dels, od.d.ID)
 		od.index = -1 // an Attempted still under way records nothing
 	}
 }
@@ -534,10 +580,12 @@ func (o *Outbox) TrimEvents(_ context.Context, merchantID string, keep int) erro
 	if keep <= 0 {
 		return fmt.Errorf("trim events: keep %d must be positive", keep)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	b := o.merchants[merchantID]
-	if b == nil || len(b.events) <= keep {
+	b := o.book(merchantID, false)
+	if b == nil {
+		return nil
+	}
+	defer b.mu.Unlock()
+	if len(b.events) <= keep {
 		return nil
 	}
 	old := len(b.events) - keep
@@ -545,7 +593,7 @@ func (o *Outbox) TrimEvents(_ context.Context, merchantID string, keep int) erro
 	for i, e := range b.events {
 		if i < old && !slices.ContainsFunc(e.dels, func(od *outDelivery) bool { return od.index >= 0 }) {
 			delete(b.byID, e.ev.ID)
-			o.dropLocked(e)
+			b.dropLocked(e)
 			continue
 		}
 		kept = append(kept, e)
