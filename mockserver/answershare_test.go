@@ -6,17 +6,15 @@ package mockserver_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/paymock/paymock/internal/largeanswertest"
 	"github.com/paymock/paymock/sandbox"
 )
 
@@ -40,7 +38,7 @@ func TestServer_OneMerchantsUnreadAnswersLeaveRoomForAnothersLargePage(t *testin
 	const a, b = "sk_test_share_a", "sk_test_share_b"
 	for _, key := range []string{a, b} {
 		for i := range 100 {
-			if st, body := send(t, bigCreate(t, addr, key)); st != http.StatusCreated {
+			if st, body := send(t, largeanswertest.BigCreate(t, addr, key)); st != http.StatusCreated {
 				t.Fatalf("create %d of %s: %d %.300s", i, key, st, body)
 			}
 		}
@@ -63,7 +61,7 @@ func TestServer_OneMerchantsUnreadAnswersLeaveRoomForAnothersLargePage(t *testin
 	// a connection holds an answer once a second page of its own is built:
 	// with 5 asks each, a busy machine refused enough that none was.
 	for range 12 {
-		c := dialSmallWindow(t, addr)
+		c := largeanswertest.DialSmallWindow(t, addr)
 		fmt.Fprint(c, strings.Repeat("GET /api/v1/payments?per_page=100 HTTP/1.1\r\nHost: paymock\r\nAuthorization: Bearer "+a+"\r\n\r\n", 20))
 	}
 	// Until A's own next page is refused: A holds what it may.
@@ -106,44 +104,4 @@ func send(t *testing.T, req *http.Request) (int, []byte) {
 		t.Fatal(err)
 	}
 	return resp.StatusCode, body
-}
-
-// bigCreate creates one of the largest payments: 100 of them make a page
-// of 2.9 MB.
-func bigCreate(t *testing.T, addr, key string) *http.Request {
-	t.Helper()
-	md := make([]string, 50)
-	for i := range md {
-		md[i] = fmt.Sprintf("%q: %q", fmt.Sprintf("k%02d", i)+strings.Repeat("x", 37), strings.Repeat("v", 500))
-	}
-	body := `{"amount": 10, "currency": "USD", "description": "` + strings.Repeat("d", 1000) + `", "expires_in": 3600, "mcc": 5732,
-		"customer": {"email": "ada@example.com", "name": "Ada"}, "metadata": {` + strings.Join(md, ", ") + `},
-		"success_url": "https://shop.example/success", "cancel_url": "https://shop.example/cancel"}`
-	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/v1/payments", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	return req
-}
-
-// dialSmallWindow connects with a receive buffer of 4 KiB, so that an
-// answer it does not read stays in the server; it is closed before the
-// server is (cleanups run last first).
-func dialSmallWindow(t *testing.T, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paymock/paymock/connlimit"
 	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/internal/largeanswertest"
 )
 
 func TestRun_LargeAnswersPastTheByteBoundAreRefusedWhileAClientReadsNone(t *testing.T) {
@@ -26,7 +27,7 @@ func TestRun_LargeAnswersPastTheByteBoundAreRefusedWhileAClientReadsNone(t *test
 	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &limits})
 	const key = "sk_test_big"
 	for i := range 100 {
-		if st, body := checkedDo(t, docs.Service, bigCreate(t, r.addr, key)); st != http.StatusCreated {
+		if st, body := checkedDo(t, docs.Service, largeanswertest.BigCreate(t, r.addr, key)); st != http.StatusCreated {
 			t.Fatalf("create %d: %d %s", i, st, body)
 		}
 	}
@@ -48,7 +49,7 @@ func TestRun_LargeAnswersPastTheByteBoundAreRefusedWhileAClientReadsNone(t *test
 	// for the bound while both are built, and one of its pages refused so
 	// is a small answer, after which the next is built: enough of them
 	// that one is held.
-	c := dialSmallWindow(t, r.addr)
+	c := largeanswertest.DialSmallWindow(t, r.addr)
 	fmt.Fprint(c, strings.Repeat("GET /api/v1/payments?per_page=100 HTTP/1.1\r\nHost: paymock\r\nAuthorization: Bearer "+key+"\r\n\r\n", 20))
 
 	// Meanwhile another client's large page is refused, with a 503 the
@@ -113,7 +114,7 @@ func TestRun_ALargePagePastTheByteBoundIsRefusedBeforeItIsBuiltWhole(t *testing.
 	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &limits})
 	const key = "sk_test_big"
 	for i := range 100 {
-		if st, body := checkedDo(t, docs.Service, bigCreate(t, r.addr, key)); st != http.StatusCreated {
+		if st, body := checkedDo(t, docs.Service, largeanswertest.BigCreate(t, r.addr, key)); st != http.StatusCreated {
 			t.Fatalf("create %d: %d %s", i, st, body)
 		}
 	}

@@ -15,11 +15,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/internal/largeanswertest"
 )
 
 // connLimits hold a connection for longer than any of these tests, so
@@ -241,26 +241,6 @@ func TestRun_ARequestUnderWayIsNeverClosedForRoom(t *testing.T) {
 	}
 }
 
-// bigCreate is a create of the largest payment a client may send: about
-// 28 kB, 50 metadata values of 500 characters.
-func bigCreate(t *testing.T, addr, key string) *http.Request {
-	t.Helper()
-	md := make([]string, 50)
-	for i := range md {
-		md[i] = fmt.Sprintf("%q: %q", fmt.Sprintf("k%02d", i)+strings.Repeat("x", 37), strings.Repeat("v", 500))
-	}
-	body := `{"amount": 10, "currency": "USD", "description": "` + strings.Repeat("d", 1000) + `", "expires_in": 3600, "mcc": 5732,
-		"customer": {"email": "ada@example.com", "name": "Ada"}, "metadata": {` + strings.Join(md, ", ") + `},
-		"success_url": "https://shop.example/success", "cancel_url": "https://shop.example/cancel"}`
-	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/v1/payments", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	return req
-}
-
 func TestRun_AnAnswerItsClientDoesNotReadIsCutAtItsDeadline(t *testing.T) {
 	docs, err := contract.Embedded()
 	if err != nil {
@@ -272,7 +252,7 @@ func TestRun_AnAnswerItsClientDoesNotReadIsCutAtItsDeadline(t *testing.T) {
 	var n handlerCounts
 	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &limits, wrap: counting(&n)})
 	for i := range 100 {
-		if st, body := checkedDo(t, docs.Service, bigCreate(t, r.addr, "sk_test_big")); st != http.StatusCreated {
+		if st, body := checkedDo(t, docs.Service, largeanswertest.BigCreate(t, r.addr, "sk_test_big")); st != http.StatusCreated {
 			t.Fatalf("create %d: %d %s", i, st, body)
 		}
 	}
@@ -286,7 +266,7 @@ func TestRun_AnAnswerItsClientDoesNotReadIsCutAtItsDeadline(t *testing.T) {
 		t.Fatalf("the page is %d bytes, want more than 2 MB", len(whole))
 	}
 
-	c := dialSmallWindow(t, r.addr)
+	c := largeanswertest.DialSmallWindow(t, r.addr)
 	// Three answers of 2.9 MB each, asked for at once: more than the
 	// kernel's buffers take (4 MB at most on the sending side), so at
 	// least one write waits on the client, which reads nothing. Every
@@ -307,27 +287,6 @@ func TestRun_AnAnswerItsClientDoesNotReadIsCutAtItsDeadline(t *testing.T) {
 	if held := lastBusy.Sub(start); held > 3*limits.answer+5*time.Second {
 		t.Errorf("answers not read held their handlers for %v, past their %v deadline", held, limits.answer)
 	}
-}
-
-// dialSmallWindow connects to addr with a receive window of 4 KiB, set
-// before it connects: the kernel's buffers cannot take a large answer for
-// it, so the server's write waits on a client that reads nothing. It is
-// closed at the test's end.
-func dialSmallWindow(t *testing.T, addr string) net.Conn {
-	t.Helper()
-	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
-		})
-		return errors.Join(err, serr)
-	}}
-	c, err := d.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // waitUntil polls cond until it holds, failing the test after safetyNet.
