@@ -338,9 +338,26 @@ func ValidEmail(s string) bool {
 	if err != nil || a.Address != s || a.Name != "" {
 		return false
 	}
-	at := strings.LastIndexByte(s, '@')
-	domain := s[at+1:]
-	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".") && !strings.HasPrefix(domain, ".")
+	return domainLabels(s[strings.LastIndexByte(s, '@')+1:])
+}
+
+// domainLabels reports whether s is a domain of two labels or more, each
+// of 1 to 63 letters, digits and inner dashes (RFC 5321): net/mail takes
+// "a@-x.co" and "a@x_y.co", which the contract's email format refuses.
+func domainLabels(s string) bool {
+	labels := 0
+	for label := range strings.SplitSeq(s, ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !isAlpha(c) && !('0' <= c && c <= '9') && c != '-' {
+				return false
+			}
+		}
+		labels++
+	}
+	return labels >= 2
 }
 
 // emailChars reports whether every byte of s is one of an address's
@@ -357,11 +374,11 @@ func emailChars(s string) bool {
 
 // plainEmail reports whether s is an address of the plainest shape:
 // dot-separated atoms of letters, digits and _+- before the one @, and
-// dot-separated labels of letters, digits and dashes after it, two or
-// more. net/mail takes every such address as it is. False is no verdict.
+// domainLabels after it. net/mail takes every such address as it is.
+// False is no verdict.
 func plainEmail(s string) bool {
 	at := strings.IndexByte(s, '@')
-	return at > 0 && dotAtoms(s[:at], "_+-", 1) && dotAtoms(s[at+1:], "-", 2)
+	return at > 0 && dotAtoms(s[:at], "_+-", 1) && domainLabels(s[at+1:])
 }
 
 // dotAtoms reports whether s is at least n non-empty runs of letters,
@@ -388,11 +405,14 @@ func ValidRedirectURL(s string) bool {
 	if PlainHTTPURL(s) {
 		return true // every create's two URLs, mostly: spare them url.Parse
 	}
-	if !URIChars(s) {
+	if !AbsoluteURI(s) {
 		return false
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Hostname() == "" || u.User != nil {
+	// A host of percent escapes (url.Parse takes "%25" and non-ASCII
+	// ones, which it decodes) is no host a shop has: the contract's
+	// pattern refuses it.
+	if err != nil || u.Hostname() == "" || u.User != nil || strings.IndexFunc(u.Host, func(r rune) bool { return r == '%' || r >= 0x80 }) >= 0 {
 		return false
 	}
 	return u.Scheme == "http" || u.Scheme == "https"

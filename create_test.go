@@ -249,6 +249,21 @@ func TestValidRedirectURL(t *testing.T) {
 		{"https://shop.example/é", false},
 		{"https://bücher.example/", false},
 		{"https://shop.example/100%", false},
+		// Brackets only around an IPv6 host, one # at most, a host of a
+		// registered name's characters (RFC 3986): url.Parse takes these.
+		{"http://a]/x", false},
+		{"http://a/#x#y", false},
+		{"http://a/x[1]", false},
+		{"http://a/x]", false},
+		{"http://a?q=[", false},
+		{"http://[::1]x/", false},
+		{"http://[fe80::1%25eth0]/", false},
+		{"http://[v1.x]/", false},
+		{"http://%41/x", false},
+		{"http://%C3%A9.example/", false},
+		{"http://a:8x/", false},
+		{"http://a/x?q=1#f?g/h:@", true},
+		{"http://[::ffff:192.0.2.1]/", true},
 	} {
 		if got := ValidRedirectURL(tc.url); got != tc.want {
 			t.Errorf("ValidRedirectURL(%q) = %v, want %v", tc.url, got, tc.want)
@@ -271,7 +286,7 @@ func TestValidateCreate_CustomerEmail(t *testing.T) {
 }
 
 func TestValidEmail(t *testing.T) {
-	long := strings.Repeat("a", 64) + "@" + strings.Repeat("b", 185) + ".com" // 254 characters
+	long := strings.Repeat("a", 64) + "@" + strings.Repeat("b", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("b", 57) + ".com" // 254 characters
 	for _, tc := range []struct {
 		email string
 		want  bool
@@ -299,6 +314,14 @@ func TestValidEmail(t *testing.T) {
 		{"john@bücher.example", false},
 		{`"john doe"@example.com`, false},
 		{"john@[192.0.2.1]", false},
+		// Labels of letters, digits and inner dashes (RFC 5321), which
+		// the email format asks for and net/mail does not.
+		{"a@x-y.co", true},
+		{"a@-x.co", false},
+		{"a@x-.co", false},
+		{"a@x_y.co", false},
+		{"a@" + strings.Repeat("x", 63) + ".co", true},
+		{"a@" + strings.Repeat("x", 64) + ".co", false},
 	} {
 		if got := ValidEmail(tc.email); got != tc.want {
 			t.Errorf("ValidEmail(%q) = %v, want %v", tc.email, got, tc.want)

@@ -17,8 +17,7 @@ func slowEmail(s string) bool {
 	if len(s) > 254 || err != nil || a.Address != s || a.Name != "" {
 		return false
 	}
-	domain := s[strings.LastIndexByte(s, '@')+1:]
-	return strings.Contains(domain, ".") && !strings.HasSuffix(domain, ".") && !strings.HasPrefix(domain, ".")
+	return domainLabels(s[strings.LastIndexByte(s, '@')+1:])
 }
 
 func TestValidEmail_FastFormAgreesWithNetMail(t *testing.T) {

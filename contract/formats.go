@@ -14,7 +14,7 @@ func checkURI(s string) error {
 	if paymock.PlainHTTPURL(s) {
 		return nil
 	}
-	if !paymock.URIChars(s) {
+	if !paymock.AbsoluteURI(s) {
 		return errNotURI
 	}
 	if u, err := url.Parse(s); err != nil || !u.IsAbs() || u.Host == "" {

@@ -170,6 +170,8 @@ func patternSeq(subs []*syntax.Regexp, outer bool) ([]patternItem, bool) {
 	for n, sub := range subs {
 		last := n == len(subs)-1
 		switch sub.Op {
+		case syntax.OpEmptyMatch:
+			continue // the empty side of an alternation, (|:[0-9]*)
 		case syntax.OpLiteral:
 			for _, r := range sub.Rune {
 				set, ok := runeSet(r, sub.Flags&syntax.FoldCase != 0)

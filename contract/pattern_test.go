@@ -85,7 +85,8 @@ func TestPattern_FastFormTakesAlternativesUpToABound(t *testing.T) {
 		{`^(a|bc)(d|ef)$`, 4},
 		{`^(a|bc)(d|ef)(g|hi)$`, 0}, // 8 sequences: the regexp's one pass is cheaper
 		{`^a|b$`, 0},                // each alternative is anchored at one end only
-		{`^(a|)b$`, 0},              // an empty alternative is no run
+		{`^(a|)b$`, 2},              // "ab" or "b": an empty alternative adds no step
+		{`^(|)$`, 0},                // but a sequence of no step is no fast form
 	}
 	for _, tc := range tests {
 		p, err := compilePattern(tc.expr)
@@ -104,8 +105,8 @@ func TestPattern_MatchesAsTheRegexp(t *testing.T) {
 		in   []string
 	}{
 		{`^pay_[0-9A-Za-z]{24,}$`, []string{"pay_" + "abcdefghijklmnopqrstuvwx", "pay_abc", "pay_" + "abcdefghijklmnopqrstuvwxyz0123", "pay_" + "abcdefghijklmnopqrstuvw-", "Pay_abcdefghijklmnopqrstuvwx", "", "pay_abcdefghijklmnopqrstuvwxé"}},
-		{`^[hH][tT][tT][pP][sS]?://[A-Za-z0-9._~!$&'()*+,;=%\[\]-][A-Za-z0-9._~!$&'()*+,;=%\[\]:-]*([/?#][A-Za-z0-9._~!$&'()*+,;=%:@/?#\[\]-]*)?$`, []string{"https://a.example", "HTTP://a", "https://a.example/x?y#z", "https:///x", "https://a b", "https://a@b", "https://a/\n", "https://a/é", "ftp://a", "https://:80",
-			"https://[::1]:80/a", "https://a/b|c", "https://a/?q=a b", "https://a/%C3%A9", "https://a/'x'", `https://a/"x"`}},
+		{`^[hH][tT][tT][pP][sS]?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=-]+)(|:[0-9]*)([/?#][A-Za-z0-9._~!$&'()*+,;=%:@/?#-]*)?$`, []string{"https://a.example", "HTTP://a", "https://a.example/x?y#z", "https:///x", "https://a b", "https://a@b", "https://a/\n", "https://a/é", "ftp://a", "https://:80",
+			"https://[::1]:80/a", "https://a/b|c", "https://a/?q=a b", "https://a/%C3%A9", "https://a/'x'", `https://a/"x"`, "http://a]/x", "http://a/#x#y", "http://a/x[1]", "http://%41/x", "https://a:8080", "https://a:8080#f", "https://a#f", "https://a?q#f"}},
 		{`^[0-9]+(\.[0-9]{1,2})?$`, []string{"1", "1.5", "1.55", "1.555", "1.", ".5", "", "12a"}},
 		{`^([1-9][0-9]{0,8}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$`, []string{"1", "10.5", "10.50", "999999999.99",
 			"1000000000", "0", "0.0", "0.00", "0.01", "0.1", "0.10", "0.001", "01", "00.50", "1.", ".5", "-1", "1e2", ""}},
@@ -113,6 +114,7 @@ func TestPattern_MatchesAsTheRegexp(t *testing.T) {
 		{`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$`, []string{"2026-11-24T04:00:00Z", "2026-11-24T04:00:00", "2026-11-24 04:00:00Z"}},
 		{`^(?i)k$`, []string{"k", "K", "\u212a", "x"}},
 		{`^a*(a)?$`, []string{"", "a", "aa", "b"}},
+		{`^(a|)b$`, []string{"ab", "b", "a", "", "aab"}},
 	}
 	for _, tc := range tests {
 		p, err := compilePattern(tc.expr)

@@ -195,6 +195,14 @@ func TestViolations_WhatStrictClientsRefuseIsRefused(t *testing.T) {
 		{"cancel_url", "https://shop.example/?q=%zz"},
 		{"customer.email", "jöhn@example.com"},
 		{"customer.email", `"john doe"@example.com`},
+		{"cancel_url", "http://a]/x"},
+		{"cancel_url", "http://a/#x#y"},
+		{"cancel_url", "http://a/x[1]"},
+		{"cancel_url", "http://a?q=["},
+		{"success_url", "http://%41/x"},
+		{"customer.email", "a@-x.co"},
+		{"customer.email", "a@x-.co"},
+		{"customer.email", "a@x_y.co"},
 	}
 	for _, tc := range tests {
 		got := refusal(t, func(b map[string]any) {
