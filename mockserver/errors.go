@@ -84,6 +84,14 @@ func (s *Server) writeError(c *echo.Context, err error) {
 		s.log.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method, "path", contract.ShortPath(c.Request().URL.Path), "error", err)
 	}
 	h := c.Response().Header()
+	if status == http.StatusMethodNotAllowed && isPagePath(c.Request().URL.Path) {
+		h.Set("Allow", "GET, HEAD, POST")
+		if err := s.pageMessage(c, status, "Method not allowed",
+			"This page is opened with GET and its forms are sent with POST."); err != nil {
+			s.log.DebugContext(c.Request().Context(), "writing an error answer failed", "error", err)
+		}
+		return
+	}
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", "Bearer")
 	}

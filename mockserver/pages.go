@@ -227,6 +227,9 @@ type pageView struct {
 	StatusText string
 	When       string
 	Refused    bool // a post on a final payment: nothing was changed
+	// ReturnURL is where the page's link takes the customer back to the
+	// shop: where the page's own action would have sent them.
+	ReturnURL string
 	// Error pages, and the 303 answer's body: its heading and link text.
 	Code    int
 	Heading string
@@ -431,6 +434,13 @@ func (s *Server) statusView(p paymock.Payment, m *paymock.Merchant, now time.Tim
 	v.StatusText = "Payment " + string(status)
 	v.When = pageTime(when)
 	v.Refused = refused
+	// A customer who reaches a final payment's page (a second tab, a link
+	// opened late, a failure simulated on the card) has no other way back
+	// to the shop: the same URL pay or fail would have sent them to.
+	v.ReturnURL = p.CancelURL
+	if status == paymock.StatusCompleted {
+		v.ReturnURL = p.SuccessURL
+	}
 	return v
 }
 
@@ -451,6 +461,18 @@ func twoDigits(n int) string {
 func (s *Server) pageNotFound(c *echo.Context) error {
 	return s.pageMessage(c, http.StatusNotFound, "Payment not found",
 		"There is no payment at this address. Check the link, or ask the shop for a new one.")
+}
+
+// isPagePath reports whether path is under the hosted pages, where a
+// customer's browser lands: what the router refuses there (another
+// method) is an HTML page too, never JSON.
+func isPagePath(path string) bool {
+	for _, k := range []pageKind{checkoutPage, threeDSPage} {
+		if strings.HasPrefix(path, k.path()) || path == strings.TrimSuffix(k.path(), "/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) pageMessage(c *echo.Context, status int, heading, msg string) error {

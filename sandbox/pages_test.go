@@ -5,6 +5,7 @@ package sandbox
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -471,6 +472,15 @@ func TestPages_FinalPaymentsShowTheirStatusAndRefuseActions(t *testing.T) {
 				if !strings.Contains(r.body, "Payment "+tc.status) || !strings.Contains(r.body, `data-status="`+tc.status+`"`) {
 					t.Errorf("status page:\n%s", r.body)
 				}
+				// The way back to the shop: where the page's own action
+				// would have sent the customer.
+				back := pageCancelURL
+				if tc.status == "completed" {
+					back = pageSuccessURL
+				}
+				if want := `href="` + html.EscapeString(back) + `" data-testid="return"`; !strings.Contains(r.body, want) {
+					t.Errorf("status page has no %s:\n%s", want, r.body)
+				}
 				for _, a := range []string{action, "cancel", "fail", "decline"} {
 					r = env.postPage(u, act(token, a), nil)
 					if r.status == http.StatusBadRequest { // not an action of this page
@@ -604,6 +614,21 @@ func TestPages_EveryPathUnderThePagesIsTheHTML404(t *testing.T) {
 		for _, method := range []string{"GET", "POST"} {
 			req, _ := http.NewRequest(method, env.URL+p, nil)
 			wantHTMLPage(t, env.fetch(req), http.StatusNotFound)
+		}
+	}
+	// Another method on a page is the HTML 405, not the API's JSON one.
+	id, u, _ := env.openPage(keyA, nil)
+	for _, p := range []string{u, "/checkout/" + id, "/3ds/x", "/checkout/a/b", "/3ds"} {
+		if !strings.HasPrefix(p, "http") {
+			p = env.URL + p
+		}
+		for _, method := range []string{"PUT", "DELETE", "PATCH"} {
+			req, _ := http.NewRequest(method, p, nil)
+			r := env.fetch(req)
+			wantHTMLPage(t, r, http.StatusMethodNotAllowed)
+			if got := r.header.Get("Allow"); got != "GET, HEAD, POST" {
+				t.Errorf("%s %s: Allow %q", method, p, got)
+			}
 		}
 	}
 }
