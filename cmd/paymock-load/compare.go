@@ -160,14 +160,24 @@ func runCompare(ctx context.Context, c config, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("capture paymock's answers: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	var bareURL string
+	if c.bareHere {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		bare := &http.Server{Handler: bareHandler(create, retrieve), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = bare.Serve(ln) }()
+		defer bare.Close()
+		bareURL = "http://" + ln.Addr().String()
+	} else {
+		addr, stop, err := startBare(create, retrieve)
+		if err != nil {
+			return fmt.Errorf("start the baseline: %w", err)
+		}
+		defer stop()
+		bareURL = "http://" + addr
 	}
-	bare := &http.Server{Handler: bareHandler(create, retrieve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = bare.Serve(ln) }()
-	defer bare.Close()
-	bareURL := "http://" + ln.Addr().String()
 
 	each := c.duration / 4
 	var idsMu sync.Mutex

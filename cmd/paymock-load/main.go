@@ -5,11 +5,11 @@
 //
 //	go run ./cmd/paymock-load --url http://127.0.0.1:8080 --clients 8 --duration 10s
 //
-// With --compare it measures paymock against a bare net/http handler in
-// this process that answers the very bytes paymock answered a create and
-// a retrieve (captured at start), in the same session, with the same
-// clients and the same time each, and prints the ratio: a noisy machine
-// slows both alike. --only create sends nothing but creates (to fill a
+// With --compare it measures paymock against a bare net/http handler,
+// in a process of its own as paymock is, that answers the very bytes
+// paymock answered a create and a retrieve (captured at start), in the
+// same session, with the same clients and the same time each, and prints
+// the ratio: a noisy machine slows both alike. --only create sends nothing but creates (to fill a
 // store). The start command times exec to the first healthy answer of a
 // command against a baseline command, the same way. The webhooks command
 // times a completed payment's signed webhook, from the complete call to a
@@ -52,7 +52,10 @@ type config struct {
 	maxRequests int
 	key         string
 	compare     bool
-	only        string // "" for the mix, or "create"
+	// bareHere serves the baseline in this process, as the comparison
+	// did before it had a process of its own (see startBare).
+	bareHere bool
+	only     string // "" for the mix, or "create"
 }
 
 func parse(args []string) (config, error) {
@@ -64,6 +67,7 @@ func parse(args []string) (config, error) {
 	fs.IntVar(&c.maxRequests, "max-requests", 1_000_000, "stop after this many requests")
 	fs.StringVar(&c.key, "api-key", "sk_test_load", "bearer key (open mode accepts any)")
 	fs.BoolVar(&c.compare, "compare", false, "measure create and retrieve against a bare net/http baseline; --duration is split between the four runs")
+	fs.BoolVar(&c.bareHere, "bare-in-process", false, "with --compare, serve the baseline in this process rather than in a process of its own")
 	fs.StringVar(&c.only, "only", "", `"create" sends only creates`)
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -98,6 +102,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if len(args) > 0 && args[0] == "webhooks" {
 		return runHooks(ctx, args[1:], out)
+	}
+	if len(args) > 0 && args[0] == bareCommand {
+		return serveBare(ctx, os.Stdin, out)
 	}
 	c, err := parse(args)
 	if err != nil {

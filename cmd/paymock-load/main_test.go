@@ -5,9 +5,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +60,23 @@ func TestRun_DrivesARealServer(t *testing.T) {
 	}
 }
 
-// TestRun_ComparesWithABareBaseline runs the comparison for a second and
-// checks it reports both targets and a ratio for create and retrieve.
+// TestMain is also the baseline process of the comparison, which starts
+// it by running this program again (startBare): in a test, the program
+// is the test binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == bareCommand {
+		if err := serveBare(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "paymock-load:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestRun_ComparesWithABareBaseline runs the comparison for a second, the
+// baseline in a process of its own and in this one, and checks it reports
+// both targets and a ratio for create and retrieve.
 func TestRun_ComparesWithABareBaseline(t *testing.T) {
 	sb, err := sandbox.New(sandbox.Config{})
 	if err != nil {
@@ -68,22 +86,49 @@ func TestRun_ComparesWithABareBaseline(t *testing.T) {
 	defer sb.Close(context.Background())
 	ts := httptest.NewServer(sb.Handler())
 	defer ts.Close()
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := run(ctx, []string{"--url", ts.URL, "--compare", "--clients", "2", "--duration", "1s", "--max-requests", "5000"}, &out); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	for _, line := range []string{"create", "retrieve"} {
-		var found bool
-		for _, l := range strings.Split(out.String(), "\n") {
-			if f := strings.Fields(l); len(f) == 8 && f[0] == line && strings.HasSuffix(f[7], "x") {
-				found = true
+	for _, extra := range [][]string{nil, {"--bare-in-process"}} {
+		var out bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		args := append([]string{"--url", ts.URL, "--compare", "--clients", "2", "--duration", "1s", "--max-requests", "5000"}, extra...)
+		if err := run(ctx, args, &out); err != nil {
+			t.Fatalf("%v: %v\n%s", extra, err, out.String())
+		}
+		for _, line := range []string{"create", "retrieve"} {
+			var found bool
+			for _, l := range strings.Split(out.String(), "\n") {
+				if f := strings.Fields(l); len(f) == 8 && f[0] == line && strings.HasSuffix(f[7], "x") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%v: no %s row with a ratio:\n%s", extra, line, out.String())
 			}
 		}
-		if !found {
-			t.Errorf("no %s row with a ratio:\n%s", line, out.String())
-		}
+	}
+}
+
+func TestStartBare_AnswersTheCapturedBytesFromAnotherProcessUntilStopped(t *testing.T) {
+	create := canned{status: 201, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"id":"pay_1"}`)}
+	retrieve := canned{status: 200, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"id":"pay_2"}`)}
+	addr, stop, err := startBare(create, retrieve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr + "/api/v1/payments/pay_2")
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != `{"id":"pay_2"}` {
+		t.Errorf("retrieve from the baseline process: %d %s", resp.StatusCode, b)
+	}
+	stop()
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Error("the baseline process still serves after stop")
 	}
 }
 
