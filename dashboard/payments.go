@@ -51,16 +51,12 @@ func (d *Dashboard) registerPaymentRoutes() {
 
 // paymentsData is what the payments list shows.
 type paymentsData struct {
-	Items      []paymock.Payment
-	Status     string // the filter, "" for all
-	Query      string
-	Statuses   []string
-	Page       int
-	TotalPages int
-	Total      int
-	PrevURL    string
-	NextURL    string
-	Filtered   bool
+	pager
+	Items    []paymock.Payment
+	Status   string // the filter, "" for all
+	Query    string
+	Statuses []string
+	Filtered bool
 }
 
 // handlePayments handles GET /dashboard/payments.
@@ -70,17 +66,14 @@ func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *vi
 		Status:   q.Get("status"),
 		Query:    strings.TrimSpace(q.Get("q")),
 		Statuses: []string{string(paymock.StatusPending), string(paymock.StatusCompleted), string(paymock.StatusExpired), string(paymock.StatusFailed)},
-		Page:     1,
 	}
 	data.Filtered = data.Status != "" || data.Query != ""
 	pv := v.view("Payments", "payments")
-	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 1 {
-		data.Page = n
-	}
+	page := pageNumber(q.Get("page"), perPage)
 	status := http.StatusOK
 	switch paymock.Status(data.Status) {
 	case "", paymock.StatusPending, paymock.StatusCompleted, paymock.StatusExpired, paymock.StatusFailed:
-		items, total, err := d.findPayments(r.Context(), v.m, paymock.Status(data.Status), data.Query, (data.Page-1)*perPage, perPage)
+		items, total, err := d.findPayments(r.Context(), v.m, paymock.Status(data.Status), data.Query, (page-1)*perPage, perPage)
 		switch {
 		case err == nil:
 		case r.Context().Err() != nil:
@@ -101,8 +94,7 @@ func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *vi
 		status = http.StatusBadRequest
 		pv.Error = "There is no status “" + data.Status + "”: choose pending, completed, expired or failed."
 	}
-	data.TotalPages = (data.Total + perPage - 1) / perPage
-	link := func(page int) string {
+	data.pager = newPager(page, data.Total, perPage, func(page int) string {
 		lq := url.Values{}
 		if data.Status != "" {
 			lq.Set("status", data.Status)
@@ -112,13 +104,7 @@ func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *vi
 		}
 		lq.Set("page", strconv.Itoa(page))
 		return Prefix + "/payments?" + lq.Encode()
-	}
-	if data.Page > 1 {
-		data.PrevURL = link(min(data.Page-1, max(data.TotalPages, 1)))
-	}
-	if data.Page < data.TotalPages {
-		data.NextURL = link(data.Page + 1)
-	}
+	})
 	pv.Data = data
 	d.render(w, r, status, "payments", pv)
 }

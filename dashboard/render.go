@@ -48,7 +48,7 @@ type assets struct {
 }
 
 var sharedAssets = sync.OnceValues(func() (*assets, error) {
-	layout, err := template.New("layout.html").Funcs(templateFuncs()).ParseFS(files, "templates/layout.html")
+	layout, err := template.New("layout.html").Funcs(templateFuncs()).ParseFS(files, "templates/layout.html", "templates/pager.html")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard layout: %w", err)
 	}
