@@ -188,3 +188,54 @@ func TestRequests_RoutesBreakOnlyAfterASlash(t *testing.T) {
 		t.Errorf("the route reads %q", textOf(code))
 	}
 }
+
+func TestRequests_LongRoutePiecesMayBreakAndShortOnesStayWhole(t *testing.T) {
+	h := newHarness(t, nil)
+	longID := "pay_" + strings.Repeat("x", 1800)
+	cursor := strings.Repeat("c", 60)
+	accents := strings.Repeat("%C3%A9", 40) // é, as a query carries it
+	h.fake.requests["acme"] = []dashboard.Request{
+		{ID: "req_3", At: "2026-03-01T12:00:03Z", Method: "GET", Path: "/api/v1/payments", Query: "q=" + accents, Status: 200},
+		{ID: "req_2", At: "2026-03-01T12:00:02Z", Method: "GET", Path: "/api/v1/payments/" + longID, Status: 404},
+		{ID: "req_1", At: "2026-03-01T12:00:01Z", Method: "GET", Path: "/api/v1/payments", Query: "limit=10&cursor=" + cursor, Status: 200},
+	}
+	b := h.browser()
+	b.signIn(acmeKey)
+	p := b.get("/dashboard/requests")
+	type piece struct{ text, class string }
+	pieces := func(id string) []piece {
+		var out []piece
+		walk(find(find(p.doc, "data-request-id", id), "data-field", "route"), func(n *htmlNode) {
+			if n.Data == "span" {
+				out = append(out, piece{textOf(n), attrOf(n, "class")})
+			}
+		})
+		return out
+	}
+	want := map[string][]piece{
+		"req_3": {{"GET /", "nowrap"}, {"api/", "nowrap"}, {"v1/", "nowrap"}, {"payments", "nowrap"}, {"?q=" + accents, "long"}},
+		"req_2": {{"GET /", "nowrap"}, {"api/", "nowrap"}, {"v1/", "nowrap"}, {"payments/", "nowrap"}, {longID, "long"}},
+		"req_1": {{"GET /", "nowrap"}, {"api/", "nowrap"}, {"v1/", "nowrap"}, {"payments", "nowrap"}, {"?limit=10&", "nowrap"}, {"cursor=" + cursor, "long"}},
+	}
+	// short shows a piece cut to 40 characters, the 1,800 of the id
+	// being no help in a failure.
+	short := func(ps []piece) []string {
+		var out []string
+		for _, p := range ps {
+			if len(p.text) > 40 {
+				p.text = p.text[:40] + "…"
+			}
+			out = append(out, p.class+" "+p.text)
+		}
+		return out
+	}
+	for id, w := range want {
+		if got := pieces(id); !slices.Equal(got, w) {
+			t.Errorf("%s: pieces %q, want %q", id, short(got), short(w))
+		}
+	}
+	css := b.get("/dashboard/assets/dashboard.css").body
+	if !strings.Contains(css, ".dtable code.route .long { white-space: normal; overflow-wrap: anywhere; }") {
+		t.Error("the stylesheet lets no long piece of a route break")
+	}
+}
