@@ -131,6 +131,42 @@ func TestWebhooks_ConfiguredEndpointIsReadOnly(t *testing.T) {
 	}
 }
 
+func TestWebhooks_RevealSaysWhetherTheSecretIsShownOrStaysMasked(t *testing.T) {
+	h := newHarness(t, nil)
+	tests := []struct {
+		name, id   string
+		flash      string // part of it
+		notInFlash string
+		masked     bool
+	}{
+		{"added", "", "Secret revealed below", "masked", false},
+		{"configured", h.fake.addReadOnly("acme", "https://config.example/hooks"), "Secret revealed below", "masked", false},
+		{"operator's", h.fake.addOperators("acme", "https://operator.example/hooks"), "stays masked", "revealed below", true},
+	}
+	b := h.browser()
+	b.signIn(acmeKey)
+	added := b.follow(b.click(b.get("/dashboard/webhooks"), "", "", "add-endpoint", url.Values{"url": {"https://hooks.example/in"}}))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := tt.id
+			for _, card := range findAll(added.doc, "class", "panel endpoint") {
+				if id == "" && strings.Contains(textOf(card), "hooks.example/in") {
+					id = attrOf(card, "data-endpoint-id")
+				}
+			}
+			p := b.follow(b.click(b.get("/dashboard/webhooks"), "data-endpoint-id", id, "reveal-secret", nil))
+			flash := p.field("flash")
+			if !strings.Contains(flash, tt.flash) || strings.Contains(flash, tt.notInFlash) {
+				t.Errorf("flash %q, want it to say %q", flash, tt.flash)
+			}
+			card := find(p.doc, "data-endpoint-id", id)
+			if masked := find(card, "data-field", "secret-masked") != nil; masked != tt.masked || textOf(find(card, "data-field", "secret")) == "" {
+				t.Errorf("secret %q, marked masked %v; want it shown, marked masked %v", textOf(find(card, "data-field", "secret")), masked, tt.masked)
+			}
+		})
+	}
+}
+
 func TestClock_AdvanceMovesItAndExpiresWhatFellDue(t *testing.T) {
 	h := newHarness(t, nil)
 	pay := h.fake.addPayment(t, "acme", "ada@example.com", 1050, 0)

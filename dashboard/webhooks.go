@@ -93,7 +93,7 @@ func (d *Dashboard) endpointView(w http.ResponseWriter, r *http.Request, v *visi
 	}
 	if v.notes.SecretFor == ep.ID {
 		ev.Secret = v.notes.Secret
-		ev.SecretMasked = strings.Contains(ev.Secret, "…")
+		ev.SecretMasked = masked(ev.Secret)
 	}
 	return ev, true
 }
@@ -209,8 +209,14 @@ func (d *Dashboard) endpointCall(w http.ResponseWriter, r *http.Request, v *visi
 	d.done(w, r, v, to, func(n *notes) { n.Flash = note })
 }
 
+// masked reports a secret that comes masked ("whsec_…a1b2"): the
+// operator's, of a --webhook-url endpoint, shared by every merchant.
+func masked(secret string) bool { return strings.Contains(secret, "…") }
+
 // handleRevealSecret handles POST /dashboard/webhooks/{id}/reveal: the
-// secret is shown on the next page only, and never logged.
+// secret is shown on the next page only, and never logged. Which secrets
+// come masked is known only once one is asked for, so the button is on
+// every endpoint, and the note says when the secret stays masked.
 func (d *Dashboard) handleRevealSecret(w http.ResponseWriter, r *http.Request, v *visit) {
 	d.endpointCall(w, r, v, "reveal the secret", func(id string) (string, error) {
 		secret, err := d.cfg.Endpoints.EndpointSecret(r.Context(), v.m, id)
@@ -218,6 +224,9 @@ func (d *Dashboard) handleRevealSecret(w http.ResponseWriter, r *http.Request, v
 			return "", err
 		}
 		d.sessions.note(v.token, func(n *notes) { n.SecretFor, n.Secret = id, secret })
+		if masked(secret) {
+			return "This endpoint's secret is the operator's, shared by every merchant, so it stays masked: ask the operator of this sandbox for it.", nil
+		}
 		return "Secret revealed below. Keep it out of source control.", nil
 	})
 }
