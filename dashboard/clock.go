@@ -103,8 +103,28 @@ func (d *Dashboard) handleAdvance(w http.ResponseWriter, r *http.Request, v *vis
 	}
 	d.log.InfoContext(r.Context(), "dashboard clock advanced", "merchant", v.m.ID, "by", dur.String(), "fired", fired)
 	d.done(w, r, v, Prefix+"/clock", func(n *notes) {
-		n.Flash = "Clock advanced by " + dur.String() + " to " + when(now) + "; " + plural(fired, "scheduled action") + " fired."
+		n.Flash = "Clock advanced by " + span(dur) + " to " + when(now) + "; " + plural(fired, "scheduled action") + " fired."
 	})
+}
+
+// span is a length of time in whole seconds as the advance form takes it,
+// in days, hours, minutes and seconds without the units that are zero:
+// "2d", "1h30m", "1d1s" (where time.Duration's String says "48h0m0s").
+func span(d time.Duration) string {
+	var b strings.Builder
+	for _, u := range []struct {
+		unit   time.Duration
+		suffix string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if n := d / u.unit; n > 0 {
+			b.WriteString(strconv.FormatInt(int64(n), 10) + u.suffix)
+			d -= n * u.unit
+		}
+	}
+	if b.Len() == 0 {
+		return "0s"
+	}
+	return b.String()
 }
 
 func plural(n int, what string) string {

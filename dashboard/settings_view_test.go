@@ -203,3 +203,25 @@ func TestClock_AdvanceMovesItAndExpiresWhatFellDue(t *testing.T) {
 		t.Errorf("globex's clock moved with acme's: %v", globex)
 	}
 }
+
+func TestClock_FlashSaysHowFarInDaysHoursMinutesAndSeconds(t *testing.T) {
+	h := newHarness(t, nil)
+	b := h.browser()
+	b.signIn(acmeKey)
+	tests := []struct{ by, want string }{
+		{"2d", "Clock advanced by 2d to "},
+		{"365d", "Clock advanced by 365d to "},
+		{"1h30m", "Clock advanced by 1h30m to "},
+		{"5400", "Clock advanced by 1h30m to "},
+		{"90s", "Clock advanced by 1m30s to "},
+		{"25h", "Clock advanced by 1d1h to "},
+		{"86401", "Clock advanced by 1d1s to "},
+		{"1s", "Clock advanced by 1s to "},
+	}
+	for _, tt := range tests {
+		p := b.follow(b.click(b.get("/dashboard/clock"), "", "", "advance-clock", url.Values{"by": {tt.by}}))
+		if got := p.field("flash"); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("advance %s: flash %q, want it to start %q", tt.by, got, tt.want)
+		}
+	}
+}
