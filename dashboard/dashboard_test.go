@@ -239,3 +239,52 @@ func TestRequests_LongRoutePiecesMayBreakAndShortOnesStayWhole(t *testing.T) {
 		t.Error("the stylesheet lets no long piece of a route break")
 	}
 }
+
+func TestRoutes_AWrongMethodIsA405PageWithAllow(t *testing.T) {
+	h := newHarness(t, nil)
+	signedIn := h.browser()
+	signedIn.signIn(acmeKey)
+	tests := []struct {
+		method, path string
+		allow        string // "" for a 404
+	}{
+		{http.MethodPut, "/dashboard/payments", "GET, HEAD"},
+		{http.MethodPut, "/dashboard", "GET, HEAD"},
+		{http.MethodDelete, "/dashboard/", "GET, HEAD"},
+		{http.MethodDelete, "/dashboard/payments", "GET, HEAD"},
+		{http.MethodPost, "/dashboard/payments", "GET, HEAD"},
+		{http.MethodPatch, "/dashboard/payments/pay_x", "GET, HEAD, POST"},
+		{http.MethodGet, "/dashboard/sign-out", "POST"},
+		{http.MethodGet, "/dashboard/webhooks/we_1/reveal", "POST"},
+		{http.MethodPut, "/dashboard/clock/advance", "POST"},
+		{http.MethodPost, "/dashboard/assets/dashboard.css", "GET, HEAD"},
+		{http.MethodGet, "/dashboard/nowhere", ""},
+		{http.MethodPut, "/dashboard/nowhere", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			for name, b := range map[string]*browser{"signed in": signedIn, "signed out": h.browser()} {
+				req, err := http.NewRequest(tt.method, b.base+tt.path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := b.do(req)
+				if tt.allow == "" {
+					if name == "signed in" && p.status != http.StatusNotFound {
+						t.Errorf("%s: %d, want 404", name, p.status)
+					}
+					continue
+				}
+				if p.status != http.StatusMethodNotAllowed || p.header.Get("Allow") != tt.allow {
+					t.Errorf("%s: %d Allow %q, want 405 Allow %q", name, p.status, p.header.Get("Allow"), tt.allow)
+				}
+				if p.doc == nil || !strings.Contains(p.field("message"), tt.allow) {
+					t.Errorf("%s: not a page that says what the address takes: %q", name, p.text())
+				}
+				if (find(p.doc, "data-action", "sign-out") != nil) != (name == "signed in") {
+					t.Errorf("%s: the page's navigation does not match", name)
+				}
+			}
+		})
+	}
+}

@@ -31,10 +31,50 @@ func (d *Dashboard) registerRoutes() {
 	d.registerWebhookRoutes()
 	d.registerClockRoutes()
 	d.registerJournalRoutes()
-	// Everything else under the prefix is a page that does not exist.
-	m.HandleFunc(Prefix+"/", d.page(func(w http.ResponseWriter, r *http.Request, v *visit) {
-		d.notFound(w, r, v, "There is no such page in the dashboard.")
-	}))
+	// Everything else under the prefix is a page asked for with another
+	// method, or one that does not exist.
+	m.HandleFunc(Prefix, d.handleElsewhere)
+	m.HandleFunc(Prefix+"/", d.handleElsewhere)
+}
+
+// routedMethods are the methods a route of the dashboard may take.
+var routedMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowed lists the methods that a route of the dashboard takes at r's
+// path ("GET, HEAD"), "" when none does.
+func (d *Dashboard) allowed(r *http.Request) string {
+	var allow []string
+	for _, method := range routedMethods {
+		other := r.Clone(r.Context())
+		other.Method = method
+		if _, pattern := d.mux.Handler(other); pattern != "" && pattern != Prefix && pattern != Prefix+"/" {
+			allow = append(allow, method)
+		}
+	}
+	return strings.Join(allow, ", ")
+}
+
+// handleElsewhere answers what no route takes: a page or form asked for
+// with another method is a 405 page with an Allow header, signed in or
+// not (which methods a path takes is no secret); any other path is a page
+// that does not exist.
+func (d *Dashboard) handleElsewhere(w http.ResponseWriter, r *http.Request) {
+	allow := d.allowed(r)
+	if allow == "" {
+		d.page(func(w http.ResponseWriter, r *http.Request, v *visit) {
+			d.notFound(w, r, v, "There is no such page in the dashboard.")
+		})(w, r)
+		return
+	}
+	const heading = "Method not allowed"
+	pv := view{Title: heading}
+	if v, _ := d.visitOf(r); v != nil {
+		pv = v.view(heading, "")
+	}
+	pv.Data = messageData{Code: http.StatusMethodNotAllowed, Heading: heading,
+		Message: "This address takes " + allow + " requests, not " + r.Method + "."}
+	w.Header().Set("Allow", allow)
+	d.render(w, r, http.StatusMethodNotAllowed, "message", pv)
 }
 
 // visit is one request of a signed-in browser.
