@@ -28,19 +28,14 @@ type clockData struct {
 
 // handleClock handles GET /dashboard/clock.
 func (d *Dashboard) handleClock(w http.ResponseWriter, r *http.Request, v *visit) {
-	d.showClock(w, r, v, http.StatusOK, "", "")
-}
-
-func (d *Dashboard) showClock(w http.ResponseWriter, r *http.Request, v *visit, status int, errMsg, by string) {
 	pv := v.view("Clock", "clock")
-	pv.Error = errMsg
 	now, err := d.cfg.Clock.Now(r.Context(), v.m)
 	if err != nil {
 		d.failed(r.Context(), w, r, v, "read the merchant's clock", err)
 		return
 	}
-	pv.Data = clockData{Now: now, Mode: d.cfg.Clock.Mode(), By: by}
-	d.render(w, r, status, "clock", pv)
+	pv.Data = clockData{Now: now, Mode: d.cfg.Clock.Mode(), By: v.notes.Typed}
+	d.render(w, r, http.StatusOK, "clock", pv)
 }
 
 // parseAdvance reads how far to move the clock: whole seconds ("3600"),
@@ -89,13 +84,13 @@ func (d *Dashboard) handleAdvance(w http.ResponseWriter, r *http.Request, v *vis
 	by := r.PostForm.Get("by")
 	dur, msg := parseAdvance(by)
 	if msg != "" {
-		d.showClock(w, r, v, http.StatusBadRequest, msg+" The clock did not move.", by)
+		d.refuse(w, r, v, Prefix+"/clock", msg+" The clock did not move.", by)
 		return
 	}
 	now, fired, err := d.cfg.Clock.Advance(r.Context(), v.m, dur)
 	if err != nil {
-		if status, msg, ok := refusal(err); ok {
-			d.showClock(w, r, v, status, msg+".", by)
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, Prefix+"/clock", msg+". The clock did not move.", by)
 			return
 		}
 		d.failed(r.Context(), w, r, v, "advance the clock", err)

@@ -214,10 +214,6 @@ type eventView struct {
 
 // handlePayment handles GET /dashboard/payments/{id}.
 func (d *Dashboard) handlePayment(w http.ResponseWriter, r *http.Request, v *visit) {
-	d.showPayment(w, r, v, http.StatusOK, "")
-}
-
-func (d *Dashboard) showPayment(w http.ResponseWriter, r *http.Request, v *visit, status int, errMsg string) {
 	ctx := r.Context()
 	id := r.PathValue("id")
 	p, err := d.cfg.Payments.Get(ctx, v.m.ID, id)
@@ -250,9 +246,8 @@ func (d *Dashboard) showPayment(w http.ResponseWriter, r *http.Request, v *visit
 		data.Events = append(data.Events, eventView{Event: e, Body: indentJSON(e.Payload)})
 	}
 	pv := v.view("Payment "+p.ID, "payments")
-	pv.Error = errMsg
 	pv.Data = data
-	d.render(w, r, status, "payment", pv)
+	d.render(w, r, http.StatusOK, "payment", pv)
 }
 
 // maxIndented bounds the indented form of a JSON value on a payment's
@@ -304,10 +299,12 @@ func indentedSize(raw []byte) int {
 }
 
 // handlePaymentAction handles POST /dashboard/payments/{id}: the complete,
-// fail and expire buttons, through the lifecycle like the control API.
+// fail and expire buttons, through the lifecycle like the control API. A
+// refusal is shown on the payment's page.
 func (d *Dashboard) handlePaymentAction(w http.ResponseWriter, r *http.Request, v *visit) {
 	ctx := r.Context()
 	id := r.PathValue("id")
+	page := Prefix + "/payments/" + url.PathEscape(id)
 	if _, err := d.cfg.Payments.Get(ctx, v.m.ID, id); err != nil {
 		if isNotFound(err) {
 			d.notFound(w, r, v, "There is no payment "+id+" in this merchant's sandbox, so nothing was changed.")
@@ -321,7 +318,7 @@ func (d *Dashboard) handlePaymentAction(w http.ResponseWriter, r *http.Request, 
 		"complete": paymock.StatusCompleted, "fail": paymock.StatusFailed, "expire": paymock.StatusExpired,
 	}[action]
 	if !ok {
-		d.showPayment(w, r, v, http.StatusBadRequest, "There is no such action: choose Complete, Fail or Expire. Nothing was changed.")
+		d.refuse(w, r, v, page, "There is no such action: choose Complete, Fail or Expire. Nothing was changed.", "")
 		return
 	}
 	p, err := d.cfg.Lifecycle.Act(ctx, v.m, id, to)
@@ -330,15 +327,15 @@ func (d *Dashboard) handlePaymentAction(w http.ResponseWriter, r *http.Request, 
 			d.notFound(w, r, v, "There is no payment "+id+" in this merchant's sandbox, so nothing was changed.")
 			return
 		}
-		if status, msg, ok := refusal(err); ok {
-			d.showPayment(w, r, v, status, msg+". Nothing was changed.")
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, page, msg+". Nothing was changed.", "")
 			return
 		}
 		d.failed(ctx, w, r, v, "change the payment", err)
 		return
 	}
 	d.log.InfoContext(ctx, "dashboard payment action", "merchant", v.m.ID, "payment", id, "action", action)
-	d.done(w, r, v, Prefix+"/payments/"+url.PathEscape(id), func(n *notes) {
+	d.done(w, r, v, page, func(n *notes) {
 		n.Flash = "Payment " + string(p.Status) + "."
 	})
 }
