@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/paymock/paymock/dashboard"
+	"golang.org/x/net/html"
 )
 
 // pagedHarness is a signed-in browser on a merchant with 28 payments (2
@@ -29,6 +30,17 @@ func pagedHarness(t *testing.T) (*harness, *browser) {
 	b := h.browser()
 	b.signIn(acmeKey)
 	return h, b
+}
+
+// rowsOf is the value of attr of every row that has it, in page order.
+func rowsOf(p page, attr string) []string {
+	var out []string
+	walk(p.doc, func(n *htmlNode) {
+		if n.Type == html.ElementNode && hasAttr(n, attr) {
+			out = append(out, attrOf(n, attr))
+		}
+	})
+	return out
 }
 
 func TestLists_APagePastTheLastIsEmptyAndLeadsBack(t *testing.T) {
@@ -58,11 +70,9 @@ func TestLists_APagePastTheLastIsEmptyAndLeadsBack(t *testing.T) {
 				if p.status != http.StatusOK {
 					t.Fatalf("status %d, want 200; page says %q", p.status, p.text())
 				}
-				walk(p.doc, func(n *htmlNode) {
-					if hasAttr(n, list.rowAttr) {
-						t.Errorf("a row on a page past the last: %s", attrOf(n, list.rowAttr))
-					}
-				})
+				if rows := rowsOf(p, list.rowAttr); len(rows) != 0 {
+					t.Errorf("rows on a page past the last: %q", rows)
+				}
 				if strings.Contains(p.text(), "Page "+n) || strings.Contains(p.text(), "yet") {
 					t.Errorf("the page says %q", p.text())
 				}
@@ -120,12 +130,7 @@ func TestLists_PageNumbersInRangeShowTheirRows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			p := b.get(tt.path)
-			var rows int
-			walk(p.doc, func(n *htmlNode) {
-				if hasAttr(n, tt.rowAttr) {
-					rows++
-				}
-			})
+			rows := len(rowsOf(p, tt.rowAttr))
 			if p.status != http.StatusOK || rows != tt.rows {
 				t.Errorf("%d with %d rows, want 200 with %d", p.status, rows, tt.rows)
 			}
