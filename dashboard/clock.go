@@ -28,19 +28,14 @@ type clockData struct {
 
 // handleClock handles GET /dashboard/clock.
 func (d *Dashboard) handleClock(w http.ResponseWriter, r *http.Request, v *visit) {
-	d.showClock(w, r, v, http.StatusOK, "", "")
-}
-
-func (d *Dashboard) showClock(w http.ResponseWriter, r *http.Request, v *visit, status int, errMsg, by string) {
 	pv := v.view("Clock", "clock")
-	pv.Error = errMsg
 	now, err := d.cfg.Clock.Now(r.Context(), v.m)
 	if err != nil {
 		d.failed(r.Context(), w, r, v, "read the merchant's clock", err)
 		return
 	}
-	pv.Data = clockData{Now: now, Mode: d.cfg.Clock.Mode(), By: by}
-	d.render(w, r, status, "clock", pv)
+	pv.Data = clockData{Now: now, Mode: d.cfg.Clock.Mode(), By: v.notes.Typed}
+	d.render(w, r, http.StatusOK, "clock", pv)
 }
 
 // parseAdvance reads how far to move the clock: whole seconds ("3600"),
@@ -89,13 +84,13 @@ func (d *Dashboard) handleAdvance(w http.ResponseWriter, r *http.Request, v *vis
 	by := r.PostForm.Get("by")
 	dur, msg := parseAdvance(by)
 	if msg != "" {
-		d.showClock(w, r, v, http.StatusBadRequest, msg+" The clock did not move.", by)
+		d.refuse(w, r, v, Prefix+"/clock", msg+" The clock did not move.", by)
 		return
 	}
 	now, fired, err := d.cfg.Clock.Advance(r.Context(), v.m, dur)
 	if err != nil {
-		if status, msg, ok := refusal(err); ok {
-			d.showClock(w, r, v, status, msg+".", by)
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, Prefix+"/clock", msg+". The clock did not move.", by)
 			return
 		}
 		d.failed(r.Context(), w, r, v, "advance the clock", err)
@@ -103,8 +98,28 @@ func (d *Dashboard) handleAdvance(w http.ResponseWriter, r *http.Request, v *vis
 	}
 	d.log.InfoContext(r.Context(), "dashboard clock advanced", "merchant", v.m.ID, "by", dur.String(), "fired", fired)
 	d.done(w, r, v, Prefix+"/clock", func(n *notes) {
-		n.Flash = "Clock advanced by " + dur.String() + " to " + when(now) + "; " + plural(fired, "scheduled action") + " fired."
+		n.Flash = "Clock advanced by " + span(dur) + " to " + when(now) + "; " + plural(fired, "scheduled action") + " fired."
 	})
+}
+
+// span is a length of time in whole seconds as the advance form takes it,
+// in days, hours, minutes and seconds without the units that are zero:
+// "2d", "1h30m", "1d1s" (where time.Duration's String says "48h0m0s").
+func span(d time.Duration) string {
+	var b strings.Builder
+	for _, u := range []struct {
+		unit   time.Duration
+		suffix string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}} {
+		if n := d / u.unit; n > 0 {
+			b.WriteString(strconv.FormatInt(int64(n), 10) + u.suffix)
+			d -= n * u.unit
+		}
+	}
+	if b.Len() == 0 {
+		return "0s"
+	}
+	return b.String()
 }
 
 func plural(n int, what string) string {

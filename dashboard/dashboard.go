@@ -13,7 +13,8 @@
 // Every page is html/template with embedded templates and CSS and no
 // JavaScript. Sessions live in memory, keyed by a digest of their cookie;
 // every form carries the session's CSRF token; every state change is a POST
-// answered with a 303 (post, redirect, get).
+// answered with a 303 (post, redirect, get), and so is a form refused for
+// what it asked (its page, with ?refused=1, says why).
 //
 // Any call may fail with an error wrapping paymock.ErrUnavailable when the
 // sandbox's database cannot be reached. That is an outage, not a refusal:

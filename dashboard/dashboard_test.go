@@ -188,3 +188,103 @@ func TestRequests_RoutesBreakOnlyAfterASlash(t *testing.T) {
 		t.Errorf("the route reads %q", textOf(code))
 	}
 }
+
+func TestRequests_LongRoutePiecesMayBreakAndShortOnesStayWhole(t *testing.T) {
+	h := newHarness(t, nil)
+	longID := "pay_" + strings.Repeat("x", 1800)
+	cursor := strings.Repeat("c", 60)
+	accents := strings.Repeat("%C3%A9", 40) // é, as a query carries it
+	h.fake.requests["acme"] = []dashboard.Request{
+		{ID: "req_3", At: "2026-03-01T12:00:03Z", Method: "GET", Path: "/api/v1/payments", Query: "q=" + accents, Status: 200},
+		{ID: "req_2", At: "2026-03-01T12:00:02Z", Method: "GET", Path: "/api/v1/payments/" + longID, Status: 404},
+		{ID: "req_1", At: "2026-03-01T12:00:01Z", Method: "GET", Path: "/api/v1/payments", Query: "limit=10&cursor=" + cursor, Status: 200},
+	}
+	b := h.browser()
+	b.signIn(acmeKey)
+	p := b.get("/dashboard/requests")
+	type piece struct{ text, class string }
+	pieces := func(id string) []piece {
+		var out []piece
+		walk(find(find(p.doc, "data-request-id", id), "data-field", "route"), func(n *htmlNode) {
+			if n.Data == "span" {
+				out = append(out, piece{textOf(n), attrOf(n, "class")})
+			}
+		})
+		return out
+	}
+	want := map[string][]piece{
+		"req_3": {{"GET /", "nowrap"}, {"api/", "nowrap"}, {"v1/", "nowrap"}, {"payments", "nowrap"}, {"?q=" + accents, "long"}},
+		"req_2": {{"GET /", "nowrap"}, {"api/", "nowrap"}, {"v1/", "nowrap"}, {"payments/", "nowrap"}, {longID, "long"}},
+		"req_1": {{"GET /", "nowrap"}, {"api/", "nowrap"}, {"v1/", "nowrap"}, {"payments", "nowrap"}, {"?limit=10&", "nowrap"}, {"cursor=" + cursor, "long"}},
+	}
+	// short shows a piece cut to 40 characters, the 1,800 of the id
+	// being no help in a failure.
+	short := func(ps []piece) []string {
+		var out []string
+		for _, p := range ps {
+			if len(p.text) > 40 {
+				p.text = p.text[:40] + "…"
+			}
+			out = append(out, p.class+" "+p.text)
+		}
+		return out
+	}
+	for id, w := range want {
+		if got := pieces(id); !slices.Equal(got, w) {
+			t.Errorf("%s: pieces %q, want %q", id, short(got), short(w))
+		}
+	}
+	css := b.get("/dashboard/assets/dashboard.css").body
+	if !strings.Contains(css, ".dtable code.route .long { white-space: normal; overflow-wrap: anywhere; }") {
+		t.Error("the stylesheet lets no long piece of a route break")
+	}
+}
+
+func TestRoutes_AWrongMethodIsA405PageWithAllow(t *testing.T) {
+	h := newHarness(t, nil)
+	signedIn := h.browser()
+	signedIn.signIn(acmeKey)
+	tests := []struct {
+		method, path string
+		allow        string // "" for a 404
+	}{
+		{http.MethodPut, "/dashboard/payments", "GET, HEAD"},
+		{http.MethodPut, "/dashboard", "GET, HEAD"},
+		{http.MethodDelete, "/dashboard/", "GET, HEAD"},
+		{http.MethodDelete, "/dashboard/payments", "GET, HEAD"},
+		{http.MethodPost, "/dashboard/payments", "GET, HEAD"},
+		{http.MethodPatch, "/dashboard/payments/pay_x", "GET, HEAD, POST"},
+		{http.MethodGet, "/dashboard/sign-out", "POST"},
+		{http.MethodGet, "/dashboard/webhooks/we_1/reveal", "POST"},
+		{http.MethodPut, "/dashboard/clock/advance", "POST"},
+		{http.MethodPost, "/dashboard/assets/dashboard.css", "GET, HEAD"},
+		{http.MethodGet, "/dashboard/nowhere", ""},
+		{http.MethodPut, "/dashboard/nowhere", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			for name, b := range map[string]*browser{"signed in": signedIn, "signed out": h.browser()} {
+				req, err := http.NewRequest(tt.method, b.base+tt.path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := b.do(req)
+				if tt.allow == "" {
+					if name == "signed in" && p.status != http.StatusNotFound {
+						t.Errorf("%s: %d, want 404", name, p.status)
+					}
+					continue
+				}
+				if p.status != http.StatusMethodNotAllowed || p.header.Get("Allow") != tt.allow {
+					t.Errorf("%s: %d Allow %q, want 405 Allow %q", name, p.status, p.header.Get("Allow"), tt.allow)
+				}
+				if p.doc == nil || !strings.Contains(p.field("message"), tt.allow) {
+					t.Errorf("%s: not a page that says what the address takes: %q", name, p.text())
+				}
+				if (find(p.doc, "data-action", "sign-out") != nil) != (name == "signed in") {
+					t.Errorf("%s: the page's navigation does not match", name)
+				}
+			}
+		})
+	}
+}

@@ -41,6 +41,25 @@ type fakeSandbox struct {
 	seq       int
 	open      bool // any well-formed key is a merchant of its own
 	down      bool // the database cannot be reached: see setDown
+	// refusals are what the sandbox refuses, by method name: see refuse.
+	refusals map[string]error
+}
+
+// refuse makes the method of that name refuse every call with err, as the
+// sandbox refuses what its limits do not allow.
+func (f *fakeSandbox) refuse(method string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refusals[method] = err
+}
+
+// allowedLocked is the error of a call that changes something: the
+// database's, or the refusal set for its method.
+func (f *fakeSandbox) allowedLocked(method string) error {
+	if err := f.reachableLocked(); err != nil {
+		return err
+	}
+	return f.refusals[method]
 }
 
 // setDown cuts the sandbox's database off, or brings it back. While it is
@@ -96,6 +115,7 @@ func newFakeSandbox() *fakeSandbox {
 		clocks:    make(map[string]time.Time),
 		requests:  make(map[string][]dashboard.Request),
 		reports:   make(map[string]dashboard.Report),
+		refusals:  make(map[string]error),
 	}
 	for name, key := range map[string]string{"acme": acmeKey, "globex": globexKey} {
 		f.merchants[name] = &paymock.Merchant{ID: name, Name: name}
@@ -212,7 +232,7 @@ func (f *fakeSandbox) Mode() string { return "frozen" }
 func (f *fakeSandbox) Advance(ctx context.Context, m *paymock.Merchant, d time.Duration) (time.Time, int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.reachableLocked(); err != nil {
+	if err := f.allowedLocked("Advance"); err != nil {
 		return time.Time{}, 0, err
 	}
 	now := f.now(m.ID).Add(d)
@@ -251,7 +271,7 @@ func (f *fakeSandbox) PaymentEvents(_ context.Context, m *paymock.Merchant, paym
 func (f *fakeSandbox) Redeliver(_ context.Context, m *paymock.Merchant, eventID string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.reachableLocked(); err != nil {
+	if err := f.allowedLocked("Redeliver"); err != nil {
 		return err
 	}
 	for _, e := range f.events {
@@ -289,7 +309,7 @@ func (f *fakeSandbox) ListKeys(_ context.Context, m *paymock.Merchant) ([]dashbo
 func (f *fakeSandbox) CreateKey(_ context.Context, m *paymock.Merchant) (dashboard.APIKey, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.reachableLocked(); err != nil {
+	if err := f.allowedLocked("CreateKey"); err != nil {
 		return dashboard.APIKey{}, "", err
 	}
 	id := f.next("ak")
@@ -301,7 +321,7 @@ func (f *fakeSandbox) CreateKey(_ context.Context, m *paymock.Merchant) (dashboa
 func (f *fakeSandbox) RevokeKey(_ context.Context, m *paymock.Merchant, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.reachableLocked(); err != nil {
+	if err := f.allowedLocked("RevokeKey"); err != nil {
 		return err
 	}
 	for _, k := range f.keys {
@@ -343,7 +363,7 @@ func (f *fakeSandbox) ListEndpoints(_ context.Context, m *paymock.Merchant) ([]d
 func (f *fakeSandbox) AddEndpoint(_ context.Context, m *paymock.Merchant, u string) (dashboard.Endpoint, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.reachableLocked(); err != nil {
+	if err := f.allowedLocked("AddEndpoint"); err != nil {
 		return dashboard.Endpoint{}, err
 	}
 	ep := &fakeEndpoint{merchantID: m.ID, secret: "whsec_" + strings.Repeat("c2VjcmV0", 4) + fmt.Sprint(f.seq),
@@ -354,9 +374,19 @@ func (f *fakeSandbox) AddEndpoint(_ context.Context, m *paymock.Merchant, u stri
 
 // addReadOnly adds a configured endpoint, as from the config file.
 func (f *fakeSandbox) addReadOnly(merchantID, u string) string {
+	return f.addConfigured(merchantID, u, "whsec_cmVhZG9ubHk=")
+}
+
+// addOperators adds the operator's endpoint (--webhook-url), shared by
+// every merchant: its secret comes masked.
+func (f *fakeSandbox) addOperators(merchantID, u string) string {
+	return f.addConfigured(merchantID, u, paymock.MaskKey("whsec_b3BlcmF0b3Jz"))
+}
+
+func (f *fakeSandbox) addConfigured(merchantID, u, secret string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ep := &fakeEndpoint{merchantID: merchantID, secret: "whsec_cmVhZG9ubHk=", Endpoint: dashboard.Endpoint{ID: f.next("we"), URL: u, ReadOnly: true}}
+	ep := &fakeEndpoint{merchantID: merchantID, secret: secret, Endpoint: dashboard.Endpoint{ID: f.next("we"), URL: u, ReadOnly: true}}
 	f.endpoints = append(f.endpoints, ep)
 	return ep.ID
 }

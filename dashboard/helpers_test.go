@@ -167,6 +167,16 @@ func (b *browser) follow(p page) page {
 	return b.get(p.header.Get("Location"))
 }
 
+// refused follows the 303 of a refused post back to its page, and fails
+// the test unless the post was sent there with ?refused=1.
+func (b *browser) refused(p page) page {
+	b.t.Helper()
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasSuffix(loc, "?refused=1") {
+		b.t.Fatalf("%s: %d to %q, want a 303 to a page with ?refused=1; page says %q", p.path, p.status, loc, p.text())
+	}
+	return b.get(p.header.Get("Location"))
+}
+
 // click submits the form of the first button with data-action=action
 // inside the first element with attr=val (the whole page when attr is ""),
 // as a browser would: its inputs, edited by set, plus the button's value.

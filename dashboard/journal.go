@@ -19,42 +19,29 @@ func (d *Dashboard) registerJournalRoutes() {
 
 // requestsData is what the requests page shows.
 type requestsData struct {
+	pager
 	Items          []Request
 	OnlyViolations bool
-	Page           int
-	TotalPages     int
-	Total          int
-	PrevURL        string
-	NextURL        string
 }
 
 // handleRequests handles GET /dashboard/requests.
 func (d *Dashboard) handleRequests(w http.ResponseWriter, r *http.Request, v *visit) {
 	q := r.URL.Query()
-	data := requestsData{OnlyViolations: q.Get("violations") != "", Page: 1}
-	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 1 {
-		data.Page = n
-	}
-	items, total, err := d.cfg.Journal.Requests(r.Context(), v.m, data.OnlyViolations, (data.Page-1)*requestsPerPage, requestsPerPage)
+	data := requestsData{OnlyViolations: q.Get("violations") != ""}
+	page := pageNumber(q.Get("page"), requestsPerPage)
+	items, total, err := d.cfg.Journal.Requests(r.Context(), v.m, data.OnlyViolations, (page-1)*requestsPerPage, requestsPerPage)
 	if err != nil {
 		d.failed(r.Context(), w, r, v, "read the request journal", err)
 		return
 	}
-	data.Items, data.Total = items, total
-	data.TotalPages = (total + requestsPerPage - 1) / requestsPerPage
-	link := func(page int) string {
+	data.Items = items
+	data.pager = newPager(page, total, requestsPerPage, func(page int) string {
 		lq := url.Values{"page": {strconv.Itoa(page)}}
 		if data.OnlyViolations {
 			lq.Set("violations", "1")
 		}
 		return Prefix + "/requests?" + lq.Encode()
-	}
-	if data.Page > 1 {
-		data.PrevURL = link(min(data.Page-1, max(data.TotalPages, 1)))
-	}
-	if data.Page < data.TotalPages {
-		data.NextURL = link(data.Page + 1)
-	}
+	})
 	pv := v.view("Requests", "requests")
 	pv.Data = data
 	d.render(w, r, http.StatusOK, "requests", pv)

@@ -20,19 +20,14 @@ type keysData struct {
 
 // handleKeys handles GET /dashboard/api-keys.
 func (d *Dashboard) handleKeys(w http.ResponseWriter, r *http.Request, v *visit) {
-	d.showKeys(w, r, v, http.StatusOK, "")
-}
-
-func (d *Dashboard) showKeys(w http.ResponseWriter, r *http.Request, v *visit, status int, errMsg string) {
 	keys, err := d.cfg.Keys.ListKeys(r.Context(), v.m)
 	if err != nil {
 		d.failed(r.Context(), w, r, v, "list the API keys", err)
 		return
 	}
 	pv := v.view("API keys", "api-keys")
-	pv.Error = errMsg
 	pv.Data = keysData{Keys: keys, NewKey: v.notes.NewKey}
-	d.render(w, r, status, "api-keys", pv)
+	d.render(w, r, http.StatusOK, "api-keys", pv)
 }
 
 // handleCreateKey handles POST /dashboard/api-keys. The key goes to the
@@ -40,8 +35,8 @@ func (d *Dashboard) showKeys(w http.ResponseWriter, r *http.Request, v *visit, s
 func (d *Dashboard) handleCreateKey(w http.ResponseWriter, r *http.Request, v *visit) {
 	k, secret, err := d.cfg.Keys.CreateKey(r.Context(), v.m)
 	if err != nil {
-		if status, msg, ok := refusal(err); ok {
-			d.showKeys(w, r, v, status, msg+". No key was created.")
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, Prefix+"/api-keys", msg+". No key was created.", "")
 			return
 		}
 		d.failed(r.Context(), w, r, v, "create an API key", err)
@@ -62,8 +57,8 @@ func (d *Dashboard) handleRevokeKey(w http.ResponseWriter, r *http.Request, v *v
 			d.notFound(w, r, v, "There is no API key "+id+" for this merchant, so nothing was revoked.")
 			return
 		}
-		if status, msg, ok := refusal(err); ok {
-			d.showKeys(w, r, v, status, msg+". Nothing was revoked.")
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, Prefix+"/api-keys", msg+". Nothing was revoked.", "")
 			return
 		}
 		d.failed(r.Context(), w, r, v, "revoke the API key", err)

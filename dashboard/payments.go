@@ -51,16 +51,12 @@ func (d *Dashboard) registerPaymentRoutes() {
 
 // paymentsData is what the payments list shows.
 type paymentsData struct {
-	Items      []paymock.Payment
-	Status     string // the filter, "" for all
-	Query      string
-	Statuses   []string
-	Page       int
-	TotalPages int
-	Total      int
-	PrevURL    string
-	NextURL    string
-	Filtered   bool
+	pager
+	Items    []paymock.Payment
+	Status   string // the filter, "" for all
+	Query    string
+	Statuses []string
+	Filtered bool
 }
 
 // handlePayments handles GET /dashboard/payments.
@@ -70,17 +66,14 @@ func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *vi
 		Status:   q.Get("status"),
 		Query:    strings.TrimSpace(q.Get("q")),
 		Statuses: []string{string(paymock.StatusPending), string(paymock.StatusCompleted), string(paymock.StatusExpired), string(paymock.StatusFailed)},
-		Page:     1,
 	}
 	data.Filtered = data.Status != "" || data.Query != ""
 	pv := v.view("Payments", "payments")
-	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 1 {
-		data.Page = n
-	}
+	page := pageNumber(q.Get("page"), perPage)
 	status := http.StatusOK
 	switch paymock.Status(data.Status) {
 	case "", paymock.StatusPending, paymock.StatusCompleted, paymock.StatusExpired, paymock.StatusFailed:
-		items, total, err := d.findPayments(r.Context(), v.m, paymock.Status(data.Status), data.Query, (data.Page-1)*perPage, perPage)
+		items, total, err := d.findPayments(r.Context(), v.m, paymock.Status(data.Status), data.Query, (page-1)*perPage, perPage)
 		switch {
 		case err == nil:
 		case r.Context().Err() != nil:
@@ -101,8 +94,7 @@ func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *vi
 		status = http.StatusBadRequest
 		pv.Error = "There is no status “" + data.Status + "”: choose pending, completed, expired or failed."
 	}
-	data.TotalPages = (data.Total + perPage - 1) / perPage
-	link := func(page int) string {
+	data.pager = newPager(page, data.Total, perPage, func(page int) string {
 		lq := url.Values{}
 		if data.Status != "" {
 			lq.Set("status", data.Status)
@@ -112,13 +104,7 @@ func (d *Dashboard) handlePayments(w http.ResponseWriter, r *http.Request, v *vi
 		}
 		lq.Set("page", strconv.Itoa(page))
 		return Prefix + "/payments?" + lq.Encode()
-	}
-	if data.Page > 1 {
-		data.PrevURL = link(min(data.Page-1, max(data.TotalPages, 1)))
-	}
-	if data.Page < data.TotalPages {
-		data.NextURL = link(data.Page + 1)
-	}
+	})
 	pv.Data = data
 	d.render(w, r, status, "payments", pv)
 }
@@ -228,10 +214,6 @@ type eventView struct {
 
 // handlePayment handles GET /dashboard/payments/{id}.
 func (d *Dashboard) handlePayment(w http.ResponseWriter, r *http.Request, v *visit) {
-	d.showPayment(w, r, v, http.StatusOK, "")
-}
-
-func (d *Dashboard) showPayment(w http.ResponseWriter, r *http.Request, v *visit, status int, errMsg string) {
 	ctx := r.Context()
 	id := r.PathValue("id")
 	p, err := d.cfg.Payments.Get(ctx, v.m.ID, id)
@@ -264,9 +246,8 @@ func (d *Dashboard) showPayment(w http.ResponseWriter, r *http.Request, v *visit
 		data.Events = append(data.Events, eventView{Event: e, Body: indentJSON(e.Payload)})
 	}
 	pv := v.view("Payment "+p.ID, "payments")
-	pv.Error = errMsg
 	pv.Data = data
-	d.render(w, r, status, "payment", pv)
+	d.render(w, r, http.StatusOK, "payment", pv)
 }
 
 // maxIndented bounds the indented form of a JSON value on a payment's
@@ -318,10 +299,12 @@ func indentedSize(raw []byte) int {
 }
 
 // handlePaymentAction handles POST /dashboard/payments/{id}: the complete,
-// fail and expire buttons, through the lifecycle like the control API.
+// fail and expire buttons, through the lifecycle like the control API. A
+// refusal is shown on the payment's page.
 func (d *Dashboard) handlePaymentAction(w http.ResponseWriter, r *http.Request, v *visit) {
 	ctx := r.Context()
 	id := r.PathValue("id")
+	page := Prefix + "/payments/" + url.PathEscape(id)
 	if _, err := d.cfg.Payments.Get(ctx, v.m.ID, id); err != nil {
 		if isNotFound(err) {
 			d.notFound(w, r, v, "There is no payment "+id+" in this merchant's sandbox, so nothing was changed.")
@@ -335,7 +318,7 @@ func (d *Dashboard) handlePaymentAction(w http.ResponseWriter, r *http.Request, 
 		"complete": paymock.StatusCompleted, "fail": paymock.StatusFailed, "expire": paymock.StatusExpired,
 	}[action]
 	if !ok {
-		d.showPayment(w, r, v, http.StatusBadRequest, "There is no such action: choose Complete, Fail or Expire. Nothing was changed.")
+		d.refuse(w, r, v, page, "There is no such action: choose Complete, Fail or Expire. Nothing was changed.", "")
 		return
 	}
 	p, err := d.cfg.Lifecycle.Act(ctx, v.m, id, to)
@@ -344,15 +327,15 @@ func (d *Dashboard) handlePaymentAction(w http.ResponseWriter, r *http.Request, 
 			d.notFound(w, r, v, "There is no payment "+id+" in this merchant's sandbox, so nothing was changed.")
 			return
 		}
-		if status, msg, ok := refusal(err); ok {
-			d.showPayment(w, r, v, status, msg+". Nothing was changed.")
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, page, msg+". Nothing was changed.", "")
 			return
 		}
 		d.failed(ctx, w, r, v, "change the payment", err)
 		return
 	}
 	d.log.InfoContext(ctx, "dashboard payment action", "merchant", v.m.ID, "payment", id, "action", action)
-	d.done(w, r, v, Prefix+"/payments/"+url.PathEscape(id), func(n *notes) {
+	d.done(w, r, v, page, func(n *notes) {
 		n.Flash = "Payment " + string(p.Status) + "."
 	})
 }

@@ -116,10 +116,11 @@ func TestPayment_OutcomeButtonsMoveItAndTheTimelineShowsTheDelivery(t *testing.T
 					t.Errorf("final payment still offers %s", a)
 				}
 			}
-			// The same form again: the payment is final, nothing changes.
-			again := b.click(p, "", "", "complete", nil)
-			if again.status != http.StatusConflict || !strings.Contains(again.field("error"), "Nothing was changed") {
-				t.Errorf("second outcome: %d %q, want 409 saying nothing changed", again.status, again.field("error"))
+			// The same form again: the payment is final, nothing changes,
+			// and the payment's page says so.
+			again := b.refused(b.click(p, "", "", "complete", nil))
+			if !strings.Contains(again.field("error"), "Nothing was changed") || again.field("status") != want {
+				t.Errorf("second outcome: %s %q, want %s saying nothing changed", again.field("status"), again.field("error"), want)
 			}
 			// Redeliver from the timeline adds a round.
 			re := b.follow(b.click(done, "", "", "redeliver", nil))

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/paymock/paymock"
 )
@@ -48,7 +49,7 @@ type assets struct {
 }
 
 var sharedAssets = sync.OnceValues(func() (*assets, error) {
-	layout, err := template.New("layout.html").Funcs(templateFuncs()).ParseFS(files, "templates/layout.html")
+	layout, err := template.New("layout.html").Funcs(templateFuncs()).ParseFS(files, "templates/layout.html", "templates/pager.html")
 	if err != nil {
 		return nil, fmt.Errorf("dashboard layout: %w", err)
 	}
@@ -136,14 +137,25 @@ func templateFuncs() template.FuncMap {
 	}
 }
 
+// longPiece is the most characters a piece of a route has and still is
+// kept whole: an id with its prefix (28) is, and so many characters fit
+// the cell of a phone 320 px wide (34 do).
+const longPiece = 32
+
 // route is a request line ("GET /api/v1/payments/{id}", a query after
-// it) as HTML that a narrow cell breaks only after a "/" (and before the
-// query and after each "&"): every piece between those points is kept
-// whole, so no line ends inside a segment such as "{id}".
+// it) as HTML that a narrow cell breaks after a "/" (and before the query
+// and after each "&"): every piece between those points is kept whole, so
+// no line ends inside a segment such as "{id}". A piece longer than
+// longPiece (a cursor, an id a client made up, a query of accents) may
+// break anywhere instead: kept whole, it made the page scroll sideways.
 func route(method, path, query string) template.HTML {
 	var b strings.Builder
 	piece := func(s string) {
-		b.WriteString(`<span class="nowrap">`)
+		if utf8.RuneCountInString(s) > longPiece {
+			b.WriteString(`<span class="long">`)
+		} else {
+			b.WriteString(`<span class="nowrap">`)
+		}
 		b.WriteString(template.HTMLEscapeString(s))
 		b.WriteString(`</span>`)
 	}

@@ -31,10 +31,50 @@ func (d *Dashboard) registerRoutes() {
 	d.registerWebhookRoutes()
 	d.registerClockRoutes()
 	d.registerJournalRoutes()
-	// Everything else under the prefix is a page that does not exist.
-	m.HandleFunc(Prefix+"/", d.page(func(w http.ResponseWriter, r *http.Request, v *visit) {
-		d.notFound(w, r, v, "There is no such page in the dashboard.")
-	}))
+	// Everything else under the prefix is a page asked for with another
+	// method, or one that does not exist.
+	m.HandleFunc(Prefix, d.handleElsewhere)
+	m.HandleFunc(Prefix+"/", d.handleElsewhere)
+}
+
+// routedMethods are the methods a route of the dashboard may take.
+var routedMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowed lists the methods that a route of the dashboard takes at r's
+// path ("GET, HEAD"), "" when none does.
+func (d *Dashboard) allowed(r *http.Request) string {
+	var allow []string
+	for _, method := range routedMethods {
+		other := r.Clone(r.Context())
+		other.Method = method
+		if _, pattern := d.mux.Handler(other); pattern != "" && pattern != Prefix && pattern != Prefix+"/" {
+			allow = append(allow, method)
+		}
+	}
+	return strings.Join(allow, ", ")
+}
+
+// handleElsewhere answers what no route takes: a page or form asked for
+// with another method is a 405 page with an Allow header, signed in or
+// not (which methods a path takes is no secret); any other path is a page
+// that does not exist.
+func (d *Dashboard) handleElsewhere(w http.ResponseWriter, r *http.Request) {
+	allow := d.allowed(r)
+	if allow == "" {
+		d.page(func(w http.ResponseWriter, r *http.Request, v *visit) {
+			d.notFound(w, r, v, "There is no such page in the dashboard.")
+		})(w, r)
+		return
+	}
+	const heading = "Method not allowed"
+	pv := view{Title: heading}
+	if v, _ := d.visitOf(r); v != nil {
+		pv = v.view(heading, "")
+	}
+	pv.Data = messageData{Code: http.StatusMethodNotAllowed, Heading: heading,
+		Message: "This address takes " + allow + " requests, not " + r.Method + "."}
+	w.Header().Set("Allow", allow)
+	d.render(w, r, http.StatusMethodNotAllowed, "message", pv)
 }
 
 // visit is one request of a signed-in browser.
@@ -48,7 +88,8 @@ type visit struct {
 // view starts the layout of a signed-in page, with the notes the last
 // post left.
 func (v *visit) view(title, section string) view {
-	return view{Title: title, Section: section, Merchant: v.m.Name, MerchantID: v.m.ID, CSRF: v.s.csrf, Flash: v.notes.Flash}
+	return view{Title: title, Section: section, Merchant: v.m.Name, MerchantID: v.m.ID, CSRF: v.s.csrf,
+		Flash: v.notes.Flash, Error: v.notes.Error}
 }
 
 // absence says why a request has no visit.
@@ -181,6 +222,27 @@ func (d *Dashboard) done(w http.ResponseWriter, r *http.Request, v *visit, to st
 		d.sessions.note(v.token, note)
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// refusedParam marks the page a refused post is sent back to, as the
+// hosted pages do.
+const refusedParam = "refused"
+
+// refuse ends a post that was refused and changed nothing: why (and what
+// its form's field held, to correct) go to the page it came from through
+// the session, and a 303 sends the browser there with ?refused=1. The
+// page answers 200 and shows the reason once; a reload shows the page
+// again instead of posting the form again.
+func (d *Dashboard) refuse(w http.ResponseWriter, r *http.Request, v *visit, to, why, typed string) {
+	d.sessions.note(v.token, func(n *notes) { n.Error, n.Typed = why, typed })
+	u, err := url.Parse(to)
+	if err != nil { // to is one of the dashboard's paths, or a localPath
+		u = &url.URL{Path: Prefix + "/payments"}
+	}
+	q := u.Query()
+	q.Set(refusedParam, "1")
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
 }
 
 // localPath returns next when it is a path of the dashboard, "" otherwise:
@@ -365,25 +427,18 @@ func isNotFound(err error) bool {
 	return ok && de.Type == paymock.NotFound
 }
 
-// refusal is the HTTP status and message of an error the merchant can act
-// on; ok is false for anything else: an outage, or a bug to log.
-func refusal(err error) (status int, msg string, ok bool) {
+// refusal is the message of an error the merchant can act on (a conflict,
+// an input or a limit the sandbox refuses); ok is false for anything
+// else: an outage, or a bug to log.
+func refusal(err error) (msg string, ok bool) {
 	if errors.Is(err, paymock.ErrUnavailable) {
-		return 0, "", false
+		return "", false
 	}
 	de, ok := paymock.AsError(err)
 	if !ok {
-		return 0, "", false
+		return "", false
 	}
-	switch de.Type {
-	case paymock.Conflict:
-		return http.StatusConflict, de.Error(), true
-	case paymock.Permission:
-		return http.StatusForbidden, de.Error(), true
-	case paymock.NotFound:
-		return http.StatusNotFound, de.Error(), true
-	}
-	return http.StatusBadRequest, de.Error(), true
+	return de.Error(), true
 }
 
 // failed answers an error of a call to the sandbox that is neither a

@@ -48,6 +48,10 @@ type notes struct {
 	NewKey    string // a key just created: its only showing
 	SecretFor string // the endpoint whose secret was revealed
 	Secret    string
+	Error     string // why the post was refused, changing nothing
+	// Typed is what a refused form's one field held (the clock's "by",
+	// an endpoint's URL), to show it again for correcting.
+	Typed string
 }
 
 // MaxSessionsPerMerchant bounds the sessions one merchant holds at once;

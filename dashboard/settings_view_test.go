@@ -57,9 +57,9 @@ func TestWebhooks_AddRevealTestRedeliverDisableDelete(t *testing.T) {
 	b.signIn(acmeKey)
 	page0 := b.get("/dashboard/webhooks")
 	for _, bad := range []string{"ftp://hooks.example/in", "/relative/path", "hooks.example/in", "https://", "https://hooks.example/in#frag", ""} {
-		p := b.click(page0, "", "", "add-endpoint", url.Values{"url": {bad}})
-		if p.status != http.StatusBadRequest || !strings.Contains(p.field("error"), "Nothing was added") {
-			t.Errorf("add %q: %d %q, want 400 with a message", bad, p.status, p.field("error"))
+		p := b.refused(b.click(page0, "", "", "add-endpoint", url.Values{"url": {bad}}))
+		if !strings.Contains(p.field("error"), "Nothing was added") {
+			t.Errorf("add %q: %q, want a message", bad, p.field("error"))
 		}
 	}
 	if eps, _ := h.fake.ListEndpoints(context.Background(), &paymock.Merchant{ID: "acme"}); len(eps) != 0 {
@@ -125,9 +125,45 @@ func TestWebhooks_ConfiguredEndpointIsReadOnly(t *testing.T) {
 	if find(card, "data-action", "reveal-secret") == nil || find(card, "data-action", "send-test") == nil {
 		t.Error("a configured endpoint offers no reveal or test")
 	}
-	forced := b.post("/dashboard/webhooks/"+id+"/delete", url.Values{"csrf": {p.csrf()}})
-	if forced.status != http.StatusBadRequest || !strings.Contains(forced.field("error"), "cannot be changed") {
-		t.Errorf("delete of a configured endpoint: %d %q, want 400 with the reason", forced.status, forced.field("error"))
+	forced := b.refused(b.post("/dashboard/webhooks/"+id+"/delete", url.Values{"csrf": {p.csrf()}}))
+	if !strings.Contains(forced.field("error"), "cannot be changed") || find(forced.doc, "data-endpoint-id", id) == nil {
+		t.Errorf("delete of a configured endpoint: %q, want the reason beside the endpoint", forced.field("error"))
+	}
+}
+
+func TestWebhooks_RevealSaysWhetherTheSecretIsShownOrStaysMasked(t *testing.T) {
+	h := newHarness(t, nil)
+	tests := []struct {
+		name, id   string
+		flash      string // part of it
+		notInFlash string
+		masked     bool
+	}{
+		{"added", "", "Secret revealed below", "masked", false},
+		{"configured", h.fake.addReadOnly("acme", "https://config.example/hooks"), "Secret revealed below", "masked", false},
+		{"operator's", h.fake.addOperators("acme", "https://operator.example/hooks"), "stays masked", "revealed below", true},
+	}
+	b := h.browser()
+	b.signIn(acmeKey)
+	added := b.follow(b.click(b.get("/dashboard/webhooks"), "", "", "add-endpoint", url.Values{"url": {"https://hooks.example/in"}}))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := tt.id
+			for _, card := range findAll(added.doc, "class", "panel endpoint") {
+				if id == "" && strings.Contains(textOf(card), "hooks.example/in") {
+					id = attrOf(card, "data-endpoint-id")
+				}
+			}
+			p := b.follow(b.click(b.get("/dashboard/webhooks"), "data-endpoint-id", id, "reveal-secret", nil))
+			flash := p.field("flash")
+			if !strings.Contains(flash, tt.flash) || strings.Contains(flash, tt.notInFlash) {
+				t.Errorf("flash %q, want it to say %q", flash, tt.flash)
+			}
+			card := find(p.doc, "data-endpoint-id", id)
+			if masked := find(card, "data-field", "secret-masked") != nil; masked != tt.masked || textOf(find(card, "data-field", "secret")) == "" {
+				t.Errorf("secret %q, marked masked %v; want it shown, marked masked %v", textOf(find(card, "data-field", "secret")), masked, tt.masked)
+			}
+		})
 	}
 }
 
@@ -141,9 +177,9 @@ func TestClock_AdvanceMovesItAndExpiresWhatFellDue(t *testing.T) {
 		t.Fatalf("clock page: mode %q now %q", clock.field("clock-mode"), clock.field("now"))
 	}
 	for _, bad := range []string{"soon", "-5m", "0", "1.5s", "99999d", ""} {
-		p := b.click(clock, "", "", "advance-clock", url.Values{"by": {bad}})
-		if p.status != http.StatusBadRequest || !strings.Contains(p.field("error"), "did not move") {
-			t.Errorf("advance %q: %d %q, want 400 with a message", bad, p.status, p.field("error"))
+		p := b.refused(b.click(clock, "", "", "advance-clock", url.Values{"by": {bad}}))
+		if !strings.Contains(p.field("error"), "did not move") {
+			t.Errorf("advance %q: %q, want a message", bad, p.field("error"))
 		}
 	}
 	if now, _ := h.fake.Now(t.Context(), &paymock.Merchant{ID: "acme"}); !now.Equal(start) {
@@ -165,5 +201,27 @@ func TestClock_AdvanceMovesItAndExpiresWhatFellDue(t *testing.T) {
 	}
 	if globex, _ := h.fake.Now(t.Context(), &paymock.Merchant{ID: "globex"}); !globex.Equal(start) {
 		t.Errorf("globex's clock moved with acme's: %v", globex)
+	}
+}
+
+func TestClock_FlashSaysHowFarInDaysHoursMinutesAndSeconds(t *testing.T) {
+	h := newHarness(t, nil)
+	b := h.browser()
+	b.signIn(acmeKey)
+	tests := []struct{ by, want string }{
+		{"2d", "Clock advanced by 2d to "},
+		{"365d", "Clock advanced by 365d to "},
+		{"1h30m", "Clock advanced by 1h30m to "},
+		{"5400", "Clock advanced by 1h30m to "},
+		{"90s", "Clock advanced by 1m30s to "},
+		{"25h", "Clock advanced by 1d1h to "},
+		{"86401", "Clock advanced by 1d1s to "},
+		{"1s", "Clock advanced by 1s to "},
+	}
+	for _, tt := range tests {
+		p := b.follow(b.click(b.get("/dashboard/clock"), "", "", "advance-clock", url.Values{"by": {tt.by}}))
+		if got := p.field("flash"); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("advance %s: flash %q, want it to start %q", tt.by, got, tt.want)
+		}
 	}
 }

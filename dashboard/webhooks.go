@@ -52,17 +52,13 @@ type endpointView struct {
 
 // handleWebhooks handles GET /dashboard/webhooks.
 func (d *Dashboard) handleWebhooks(w http.ResponseWriter, r *http.Request, v *visit) {
-	d.showWebhooks(w, r, v, http.StatusOK, "", "")
-}
-
-func (d *Dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, v *visit, status int, errMsg, formURL string) {
 	ctx := r.Context()
 	eps, err := d.cfg.Endpoints.ListEndpoints(ctx, v.m)
 	if err != nil {
 		d.failed(ctx, w, r, v, "list the webhook endpoints", err)
 		return
 	}
-	data := webhooksData{URL: formURL, Here: Prefix + "/webhooks"}
+	data := webhooksData{URL: v.notes.Typed, Here: Prefix + "/webhooks"}
 	for _, ep := range eps {
 		ev, ok := d.endpointView(w, r, v, ep, recentDeliveries)
 		if !ok {
@@ -71,9 +67,8 @@ func (d *Dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, v *visi
 		data.Endpoints = append(data.Endpoints, endpointCard{E: ev, CSRF: v.s.csrf, Here: data.Here})
 	}
 	pv := v.view("Webhooks", "webhooks")
-	pv.Error = errMsg
 	pv.Data = data
-	d.render(w, r, status, "webhooks", pv)
+	d.render(w, r, http.StatusOK, "webhooks", pv)
 }
 
 // endpointView reads an endpoint's deliveries; on a failure it has
@@ -93,7 +88,7 @@ func (d *Dashboard) endpointView(w http.ResponseWriter, r *http.Request, v *visi
 	}
 	if v.notes.SecretFor == ep.ID {
 		ev.Secret = v.notes.Secret
-		ev.SecretMasked = strings.Contains(ev.Secret, "…")
+		ev.SecretMasked = masked(ev.Secret)
 	}
 	return ev, true
 }
@@ -165,13 +160,13 @@ func checkEndpointURL(raw string) string {
 func (d *Dashboard) handleAddEndpoint(w http.ResponseWriter, r *http.Request, v *visit) {
 	raw := strings.TrimSpace(r.PostForm.Get("url"))
 	if msg := checkEndpointURL(raw); msg != "" {
-		d.showWebhooks(w, r, v, http.StatusBadRequest, msg+" Nothing was added.", raw)
+		d.refuse(w, r, v, Prefix+"/webhooks", msg+" Nothing was added.", raw)
 		return
 	}
 	ep, err := d.cfg.Endpoints.AddEndpoint(r.Context(), v.m, raw)
 	if err != nil {
-		if status, msg, ok := refusal(err); ok {
-			d.showWebhooks(w, r, v, status, msg+". Nothing was added.", raw)
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, Prefix+"/webhooks", msg+". Nothing was added.", raw)
 			return
 		}
 		d.failed(r.Context(), w, r, v, "add the webhook endpoint", err)
@@ -184,33 +179,48 @@ func (d *Dashboard) handleAddEndpoint(w http.ResponseWriter, r *http.Request, v 
 }
 
 // endpointCall runs one change of an endpoint and answers it: a missing id
-// is 404, a refusal shows on the page, success goes back where the form
-// came from with a note.
+// is 404; a refusal goes back where the form came from with the reason,
+// success with a note (to the list when the endpoint's own page is gone).
 func (d *Dashboard) endpointCall(w http.ResponseWriter, r *http.Request, v *visit, what string, call func(id string) (string, error)) {
 	id := r.PathValue("id")
 	note, err := call(id)
+	back := cameFrom(r)
 	if err != nil {
 		if isNotFound(err) {
 			d.notFound(w, r, v, "There is no webhook endpoint "+id+" for this merchant, so nothing was changed.")
 			return
 		}
-		if status, msg, ok := refusal(err); ok {
-			d.showWebhooks(w, r, v, status, msg+". Nothing was changed.", "")
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, back, msg+". Nothing was changed.", "")
 			return
 		}
 		d.failed(r.Context(), w, r, v, what, err)
 		return
 	}
 	d.log.InfoContext(r.Context(), "dashboard webhook endpoint: "+what, "merchant", v.m.ID, "endpoint", id)
-	to := localPath(r.PostForm.Get("next"))
-	if to == "" || to == Prefix+"/webhooks/"+url.PathEscape(id) && strings.HasSuffix(r.URL.Path, "/delete") {
-		to = Prefix + "/webhooks"
+	if back == Prefix+"/webhooks/"+url.PathEscape(id) && strings.HasSuffix(r.URL.Path, "/delete") {
+		back = Prefix + "/webhooks"
 	}
-	d.done(w, r, v, to, func(n *notes) { n.Flash = note })
+	d.done(w, r, v, back, func(n *notes) { n.Flash = note })
 }
 
+// cameFrom is the page a form of the webhooks came from (its "next"
+// field), the webhooks list when it names none of the dashboard's.
+func cameFrom(r *http.Request) string {
+	if to := localPath(r.PostForm.Get("next")); to != "" {
+		return to
+	}
+	return Prefix + "/webhooks"
+}
+
+// masked reports a secret that comes masked ("whsec_…a1b2"): the
+// operator's, of a --webhook-url endpoint, shared by every merchant.
+func masked(secret string) bool { return strings.Contains(secret, "…") }
+
 // handleRevealSecret handles POST /dashboard/webhooks/{id}/reveal: the
-// secret is shown on the next page only, and never logged.
+// secret is shown on the next page only, and never logged. Which secrets
+// come masked is known only once one is asked for, so the button is on
+// every endpoint, and the note says when the secret stays masked.
 func (d *Dashboard) handleRevealSecret(w http.ResponseWriter, r *http.Request, v *visit) {
 	d.endpointCall(w, r, v, "reveal the secret", func(id string) (string, error) {
 		secret, err := d.cfg.Endpoints.EndpointSecret(r.Context(), v.m, id)
@@ -218,6 +228,9 @@ func (d *Dashboard) handleRevealSecret(w http.ResponseWriter, r *http.Request, v
 			return "", err
 		}
 		d.sessions.note(v.token, func(n *notes) { n.SecretFor, n.Secret = id, secret })
+		if masked(secret) {
+			return "This endpoint's secret is the operator's, shared by every merchant, so it stays masked: ask the operator of this sandbox for it.", nil
+		}
 		return "Secret revealed below. Keep it out of source control.", nil
 	})
 }
@@ -256,17 +269,13 @@ func (d *Dashboard) handleRedeliver(w http.ResponseWriter, r *http.Request, v *v
 			d.notFound(w, r, v, "There is no event "+id+" for this merchant, so nothing was sent.")
 			return
 		}
-		if status, msg, ok := refusal(err); ok {
-			d.message(w, r, v, status, "Not redelivered", msg+". Nothing was sent.")
+		if msg, ok := refusal(err); ok {
+			d.refuse(w, r, v, cameFrom(r), "Event "+id+" was not redelivered: "+msg+". Nothing was sent.", "")
 			return
 		}
 		d.failed(r.Context(), w, r, v, "redeliver the event", err)
 		return
 	}
 	d.log.InfoContext(r.Context(), "dashboard event redelivered", "merchant", v.m.ID, "event", id)
-	to := localPath(r.PostForm.Get("next"))
-	if to == "" {
-		to = Prefix + "/webhooks"
-	}
-	d.done(w, r, v, to, func(n *notes) { n.Flash = "Event " + id + " sent again: a new delivery round has started." })
+	d.done(w, r, v, cameFrom(r), func(n *notes) { n.Flash = "Event " + id + " sent again: a new delivery round has started." })
 }

@@ -133,3 +133,38 @@ func TestDashboard_TablesKeepAmountsAndRouteSegmentsWhole(t *testing.T) {
 	check("report", `code.route > span`, 10)
 	d.screenshot("dashboard-tables-report")
 }
+
+func TestDashboard_RequestsWithLongPiecesNeverScrollSideways(t *testing.T) {
+	d := newDash(t)
+	// What the audit found widening the page: a 60-character cursor, an
+	// id of 1,800 characters, a query of accents.
+	d.do("GET", "/api/v1/payments?limit=10&cursor="+strings.Repeat("c", 60), keyA, nil)
+	d.do("GET", "/api/v1/payments/pay_"+strings.Repeat("x", 1800), keyA, nil)
+	d.do("GET", "/api/v1/payments?q="+strings.Repeat("%C3%A9", 40), keyA, nil)
+	id := d.create(keyA, nil)
+	d.get(keyA, id)
+	d.signIn(keyA)
+	d.nav("Requests")
+	sizes := []struct {
+		w, h int64
+		opts []chromedp.EmulateViewportOption
+	}{
+		{375, 812, []chromedp.EmulateViewportOption{chromedp.EmulateMobile, chromedp.EmulateTouch}},
+		{1280, 800, nil},
+	}
+	for _, s := range sizes {
+		d.run(chromedp.EmulateViewport(s.w, s.h, s.opts...))
+		got, err := chromedp.Run(d.tab, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth,
+			document.querySelectorAll("code.route .long").length]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0] > got[1] || got[1] != int(s.w) {
+			t.Errorf("at %d px the requests page is %d px wide in a %d px window", s.w, got[0], got[1])
+		}
+		if got[2] < 3 {
+			t.Errorf("at %d px %d long pieces of routes, want the 3 asked for", s.w, got[2])
+		}
+	}
+	d.screenshot("dashboard-requests-long-routes")
+}

@@ -49,8 +49,10 @@ func TestEgress_AddingADeniedDestinationIs400NamingURL(t *testing.T) {
 				t.Fatal("sign-in refused")
 			}
 			d.get("/dashboard/webhooks")
-			if st, _ := d.post("/dashboard/webhooks", url.Values{"url": {tc.url}}); st != http.StatusBadRequest {
-				t.Errorf("dashboard add %s: %d, want 400", tc.url, st)
+			if st, to := d.post("/dashboard/webhooks", url.Values{"url": {tc.url}}); st != http.StatusSeeOther || to != "/dashboard/webhooks?refused=1" {
+				t.Errorf("dashboard add %s: %d to %q, want 303 back to the form, refused", tc.url, st, to)
+			} else if _, page := d.get(to); !strings.Contains(page, "--webhook-deny") {
+				t.Errorf("dashboard add %s: the form does not say why:\n%s", tc.url, page)
 			}
 			if _, l, _ := env.do("GET", "/_sandbox/webhook-endpoints", keyA, nil); len(l["items"].([]any)) != 0 {
 				t.Errorf("a refused endpoint was kept: %v", l)

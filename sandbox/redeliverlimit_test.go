@@ -103,11 +103,12 @@ func TestRedeliverLimit_TheDashboardSaysWhyNothingWasSent(t *testing.T) {
 	if st, _ := d.get("/dashboard/webhooks"); st != http.StatusOK {
 		t.Fatalf("GET /dashboard/webhooks: %d", st)
 	}
-	st, _, page := d.postPage("/dashboard/events/"+ev+"/redeliver", url.Values{"next": {"/dashboard/webhooks"}})
-	if st != http.StatusBadRequest {
-		t.Fatalf("redeliver at the cap from the dashboard: %d, want 400:\n%s", st, page)
+	st, to, page := d.postPage("/dashboard/events/"+ev+"/redeliver", url.Values{"next": {"/dashboard/webhooks"}})
+	if st != http.StatusSeeOther || to != "/dashboard/webhooks?refused=1" {
+		t.Fatalf("redeliver at the cap from the dashboard: %d to %q, want 303 back to the page, refused:\n%s", st, to, page)
 	}
-	for _, want := range []string{"Not redelivered", "stops at 1 webhook deliveries pending", "POST /_sandbox/reset", "Nothing was sent."} {
+	_, page = d.get(to)
+	for _, want := range []string{"was not redelivered", "stops at 1 webhook deliveries pending", "POST /_sandbox/reset", "Nothing was sent."} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page does not say %q:\n%s", want, page)
 		}
