@@ -88,7 +88,7 @@ func (r *Report) compare(pm, dep *observations) {
 		}
 		d := Drift{Point: p.ID, Topic: p.Topic, Paymock: a, Deployment: b}
 		if p.suggest != nil {
-			d.Variant = p.suggest(b)
+			d.Variant = p.suggest(a, b)
 		}
 		if d.Variant != "" {
 			variants[d.Variant] = true
