@@ -77,7 +77,7 @@ func Points() []Point {
 			suggest: variantFor(map[string]string{"string": "amount=string", "number, string": "all"})},
 		Point{ID: "status.success_name", Topic: "status name of the successful outcome", Variant: "status",
 			Spec:  "completed, or succeeded (\"an alternative name\"); clients treat both as success.",
-			Needs: "a payment in its successful status (pay one in the deployment, or use --listen)", answers: same((*observations).successNames),
+			Needs: "a payment in its successful status in the deployment's list (pay one there before the run: verify pays none)", answers: same((*observations).successNames),
 			suggest: variantFor(map[string]string{"succeeded": "status=succeeded", "completed, succeeded": "all"})},
 		Point{ID: "payment_link.checkout", Topic: "payment_link on a create without a card", Variant: "payment_link",
 			Spec:  "Present in some create responses.",

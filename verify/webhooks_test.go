@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,6 +106,19 @@ func TestRun_ASenderSigningAnotherWayIsASignatureDrift(t *testing.T) {
 	}
 	if _, ok := drift["webhook.payload"]; ok || len(rep.Violations) > 0 {
 		t.Errorf("drift on the payload, or violations, from a relay that keeps the body:\n%s", out)
+	}
+}
+
+func TestPoints_AFlagAPointSaysItNeedsLetsAFreshRunCompareIt(t *testing.T) {
+	s, ln, secret := webhookTarget(t, func(ln net.Listener) string { return "http://" + ln.Addr().String() + "/hooks" })
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Card: true,
+		Webhooks: &WebhookConfig{Listener: ln, Secret: secret, Wait: time.Minute}})
+	for _, p := range Points() {
+		for _, flag := range []string{"--listen", "--card"} {
+			if strings.Contains(p.Needs, flag) && slices.Contains(unobserved(rep), p.ID) {
+				t.Errorf("%s says it is compared when the run saw %q, yet a run with --listen --card did not compare it", p.ID, p.Needs)
+			}
+		}
 	}
 }
 
