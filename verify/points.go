@@ -6,6 +6,7 @@ package verify
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -414,9 +415,12 @@ func (o *observations) wwwAuthenticate() string {
 func (o *observations) signatureScheme() string {
 	var seen []string
 	for _, d := range o.webhooks {
-		if d.sigErr == nil {
+		switch {
+		case d.sigErr == nil:
 			seen = append(seen, "Standard Webhooks (webhook-signature v1 verifies)")
-		} else {
+		case errors.Is(d.sigErr, errOtherSecret):
+			seen = append(seen, "Standard Webhooks, "+d.sigErr.Error())
+		default:
 			seen = append(seen, "not Standard Webhooks: "+d.sigErr.Error())
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,6 +22,8 @@ import (
 
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/paymocktest"
+	"github.com/paymock/paymock/webhooks"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // webhookTarget is a paymock on a real clock (the payment verify makes
@@ -137,6 +140,34 @@ func TestRun_APayloadWithoutPaymentLinkNamesThePaymentLinkVariant(t *testing.T) 
 	// The row names the field, not two whole bodies side by side.
 	if !regexp.MustCompile(`(?m)^  webhook\.payload +data\.payment_link +none$`).MatchString(out) {
 		t.Errorf("no drift row webhook.payload data.payment_link none in:\n%s", out)
+	}
+}
+
+func TestRun_AWrongWebhookSecretIsSaidToBeAnotherSecretNotAnotherScheme(t *testing.T) {
+	s, ln, _ := webhookTarget(t, func(ln net.Listener) string { return "http://" + ln.Addr().String() + "/hooks" })
+	wrong, err := webhooks.GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Webhooks: &WebhookConfig{Listener: ln, Secret: wrong, Wait: time.Minute}})
+	if d := driftOf(rep)["webhook.signature"]; d.Deployment != "Standard Webhooks, signed with another secret than the --webhook-secret given" {
+		t.Errorf("signature drift %+v, want it to say the secret differs:\n%s", d, text(t, rep))
+	}
+}
+
+func TestSignatureReason_ASignatureNotOfTheV1FormIsNotAnotherSecret(t *testing.T) {
+	refused := fmt.Errorf("unable to verify payload, err: %w", standardwebhooks.ErrNoMatchingSignature)
+	for sig, want := range map[string]string{
+		"v1,abc":     "webhook-signature holds no v1,<base64 HMAC-SHA256>",
+		"v2,AAAA":    "webhook-signature holds no v1,<base64 HMAC-SHA256>",
+		"sha256=abc": "webhook-signature holds no v1,<base64 HMAC-SHA256>",
+		"v1,abc v1,QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=": errOtherSecret.Error(),
+	} {
+		h := http.Header{}
+		h.Set("webhook-signature", sig)
+		if got := signatureReason(refused, h); got.Error() != want {
+			t.Errorf("%q: %q, want %q", sig, got, want)
+		}
 	}
 }
 
