@@ -264,6 +264,13 @@ func TestRedact_CredentialsOfHeadersAndBodies(t *testing.T) {
 	}
 }
 
+func TestRedact_TheIdempotencyKeyIsKeptForItIsNoCredential(t *testing.T) {
+	h := redactHeader(http.Header{"Idempotency-Key": {"order-1"}, "X-Api-Key": {"k"}})
+	if h.Get("Idempotency-Key") != "order-1" || h.Get("X-Api-Key") != "[redacted]" {
+		t.Errorf("headers: %v", h)
+	}
+}
+
 func TestReplay_AFolderWithoutRecordsIsAClearError(t *testing.T) {
 	dir := t.TempDir()
 	if _, _, err := Replay(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "holds no recorded exchange") {

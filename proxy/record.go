@@ -91,6 +91,11 @@ func secretHeader(name string) bool {
 	switch n {
 	case "authorization", "proxy-authorization", "cookie", "set-cookie":
 		return true
+	case "idempotency-key":
+		// Named for a key, yet the client's own label of a request: it
+		// grants nothing, and a reader of the record needs it to tell
+		// a retry from a new create.
+		return false
 	}
 	for _, part := range []string{"key", "secret", "token", "password"} {
 		if strings.Contains(n, part) {
