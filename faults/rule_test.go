@@ -5,12 +5,17 @@ package faults_test
 import (
 	"encoding/json"
 	"math"
+	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/faults"
+	"github.com/paymock/paymock/webhooks"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -183,5 +188,39 @@ func TestRule_JSONShapeOfTheControlAPI(t *testing.T) {
 	}
 	if !slices.Equal(faults.Statuses(), []int{429, 500, 502, 503, 504}) {
 		t.Errorf("Statuses() = %v", faults.Statuses())
+	}
+}
+
+// A skew the receiver's tolerance covers is a rule of its own, not a
+// mistake: it tests a receiver whose tolerance is narrower than the
+// Standard Webhooks libraries' 300 s (docs/faults.md says so).
+func TestValidate_ASkewWithinTheReferenceToleranceIsAcceptedAndItsDeliveryVerifies(t *testing.T) {
+	secret, err := webhooks.GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reference, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"type":"payment.completed"}`)
+	for _, skew := range []int{-299, 10, 300, -600} {
+		if vs := (faults.Rule{Target: faults.TargetWebhooks, TimestampSkewS: skew}).Validate(); len(vs) > 0 {
+			t.Errorf("timestamp_skew_s %d refused: %+v", skew, vs)
+		}
+		// Signed over the skewed timestamp, as the sender signs it.
+		at := time.Now().Add(time.Duration(skew) * time.Second)
+		sig, err := webhooks.Sign(secret, "msg_skew", at, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := http.Header{}
+		h.Set("webhook-id", "msg_skew")
+		h.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
+		h.Set("webhook-signature", sig)
+		err = reference.Verify(body, h)
+		if within := skew >= -299 && skew <= 300; within != (err == nil) {
+			t.Errorf("timestamp_skew_s %d: the reference library says %v", skew, err)
+		}
 	}
 }

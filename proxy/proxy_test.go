@@ -201,7 +201,33 @@ func TestProxy_RecordThenReplayGivesTheSameFindingsWithCredentialsRedacted(t *te
 	// Without the keyless call, the findings are the proxy's.
 	files, _ := filepath.Glob(filepath.Join(dir, "*"+recordExt))
 	os.Remove(files[len(files)-1])
-	replayed, _, err = Replay(t.Context(), dir)
+	replayAgrees(t, dir, live)
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if bytes.Contains(data, []byte(driftedtest.Key)) {
+			t.Errorf("%s holds the API key", f)
+		}
+	}
+}
+
+func TestProxy_ReplayOfAnEscapedSlashInAnIDMatchesTheOperationTheProxyMatched(t *testing.T) {
+	s := paymocktest.New(t, paymocktest.AllowViolations())
+	dir := t.TempDir()
+	_, base := startProxy(t, Config{Upstream: s.URL, RecordDir: dir})
+	// %2F keeps the id one segment: decoded, it would be two, and match
+	// no operation.
+	send(t, "GET", base+"/api/v1/payments/pay%2Fabc", s.APIKey, "")
+	live := report(t, base, s.APIKey)
+	if retrieve := calls(live, "retrievePayment"); retrieve != 1 {
+		t.Fatalf("the proxy counts %d retrievePayment calls, want 1", retrieve)
+	}
+	replayAgrees(t, dir, live)
+}
+
+// replayAgrees checks that the replay of dir gives the proxy's report.
+func replayAgrees(t *testing.T, dir string, live mockserver.Report) {
+	t.Helper()
+	replayed, _, err := Replay(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,12 +236,16 @@ func TestProxy_RecordThenReplayGivesTheSameFindingsWithCredentialsRedacted(t *te
 		b, _ := json.Marshal(replayed)
 		t.Errorf("replay differs from the proxy's report:\nproxy  %s\nreplay %s", a, b)
 	}
-	for _, f := range files {
-		data, _ := os.ReadFile(f)
-		if bytes.Contains(data, []byte(driftedtest.Key)) {
-			t.Errorf("%s holds the API key", f)
+}
+
+// calls is how many calls a report counts for an operation.
+func calls(r mockserver.Report, operation string) int {
+	for _, op := range r.Operations {
+		if op.OperationID == operation {
+			return op.Calls
 		}
 	}
+	return 0
 }
 
 func TestRedact_CredentialsOfHeadersAndBodies(t *testing.T) {
@@ -231,6 +261,13 @@ func TestRedact_CredentialsOfHeadersAndBodies(t *testing.T) {
 	}
 	if plain := []byte(`not json whsec_x`); !bytes.Equal(redactBody(plain), plain) {
 		t.Error("a body that is not JSON was changed")
+	}
+}
+
+func TestRedact_TheIdempotencyKeyIsKeptForItIsNoCredential(t *testing.T) {
+	h := redactHeader(http.Header{"Idempotency-Key": {"order-1"}, "X-Api-Key": {"k"}})
+	if h.Get("Idempotency-Key") != "order-1" || h.Get("X-Api-Key") != "[redacted]" {
+		t.Errorf("headers: %v", h)
 	}
 }
 

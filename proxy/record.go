@@ -24,8 +24,14 @@ type Record struct {
 	ID     string `json:"id"`
 	At     string `json:"at"`
 	Method string `json:"method"`
-	Path   string `json:"path"`
-	Query  string `json:"query"`
+	// Path is the request's path, decoded.
+	Path string `json:"path"`
+	// RawPath is the path as the client sent it, when that is not the
+	// plain escaping of Path (a %2F inside an id); the replay matches
+	// the operation on it, as the proxy did. Recordings made before it
+	// was kept have none and replay from Path.
+	RawPath string `json:"raw_path,omitempty"`
+	Query   string `json:"query"`
 	// Authenticated says the request carried a well-formed bearer key;
 	// the key itself is redacted.
 	Authenticated  bool        `json:"authenticated"`
@@ -60,7 +66,7 @@ func newRecorder(dir string) (*recorder, error) {
 }
 
 func (rc *recorder) write(x Exchange, e Entry) error {
-	rec := Record{ID: e.ID, At: e.At, Method: x.Request.Method, Path: x.Request.URL.Path, Query: x.Request.URL.RawQuery,
+	rec := Record{ID: e.ID, At: e.At, Method: x.Request.Method, Path: x.Request.URL.Path, RawPath: x.Request.URL.RawPath, Query: x.Request.URL.RawQuery,
 		Authenticated: x.Authenticated, RequestHeader: redactHeader(x.Request.Header), RequestBody: string(redactBody(x.Body)),
 		Status: x.Status, ResponseHeader: redactHeader(x.Header), ResponseBody: string(redactBody(x.Answer))}
 	data, err := json.MarshalIndent(rec, "", "  ")
@@ -85,6 +91,11 @@ func secretHeader(name string) bool {
 	switch n {
 	case "authorization", "proxy-authorization", "cookie", "set-cookie":
 		return true
+	case "idempotency-key":
+		// Named for a key, yet the client's own label of a request: it
+		// grants nothing, and a reader of the record needs it to tell
+		// a retry from a new create.
+		return false
 	}
 	for _, part := range []string{"key", "secret", "token", "password"} {
 		if strings.Contains(n, part) {
@@ -190,7 +201,9 @@ func Replay(ctx context.Context, dir string) (mockserver.Report, int, error) {
 		if rec.Method == "" || !strings.HasPrefix(rec.Path, "/") {
 			return mockserver.Report{}, 0, fmt.Errorf("replay: %s: not a recorded exchange: no method or path", filepath.Base(f))
 		}
-		u := &url.URL{Path: rec.Path, RawQuery: rec.Query}
+		// A RawPath that is no escaping of Path (a file edited by hand)
+		// is dropped by EscapedPath, which falls back to Path.
+		u := &url.URL{Path: rec.Path, RawPath: rec.RawPath, RawQuery: rec.Query}
 		req, err := http.NewRequestWithContext(ctx, rec.Method, u.RequestURI(), nil)
 		if err != nil {
 			return mockserver.Report{}, 0, fmt.Errorf("replay: %s: %w", filepath.Base(f), err)

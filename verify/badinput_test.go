@@ -71,7 +71,7 @@ func TestRun_BadDeploymentsStopWithAMessageNamingTheHostNeverTheKey(t *testing.T
 			}
 			// Stopped at its first check, the run saw none of the forms a
 			// setting changes: no setting is closest.
-			if rep.Settings.Variants != "" || !strings.Contains(out, "\nclosest paymock: not known: the run compared none of the points a setting changes (amount.form, status.success_name, payment_link.checkout)\n") {
+			if rep.Settings.Variants != "" || !strings.Contains(out, "\nclosest paymock: not known: the run compared none of the points a setting changes (amount.form, status.success_name, payment_link.checkout, webhook.payload)\n") {
 				t.Errorf("closest setting %q after a run that compared nothing:\n%s", rep.Settings.Variants, out)
 			}
 			if strings.Contains(out, key) || strings.Contains(js.String(), key) {

@@ -6,6 +6,7 @@ package verify
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -28,9 +29,10 @@ type Point struct {
 	// answers reads paymock's and the deployment's answers; "" is not
 	// observed.
 	answers func(pm, dep *observations) (paymock, deployment string)
-	// suggest maps the deployment's answer to the --variants setting
-	// that makes paymock give it ("" when none does).
-	suggest func(deployment string) string
+	// suggest maps paymock's and the deployment's answers to the
+	// --variants setting that makes paymock give the deployment's (""
+	// when none does).
+	suggest func(paymock, deployment string) string
 }
 
 // errorCase is one error the suite provokes on purpose.
@@ -76,7 +78,7 @@ func Points() []Point {
 			suggest: variantFor(map[string]string{"string": "amount=string", "number, string": "all"})},
 		Point{ID: "status.success_name", Topic: "status name of the successful outcome", Variant: "status",
 			Spec:  "completed, or succeeded (\"an alternative name\"); clients treat both as success.",
-			Needs: "a payment in its successful status (pay one in the deployment, or use --listen)", answers: same((*observations).successNames),
+			Needs: "a payment in its successful status in the deployment's list (pay one there before the run: verify pays none)", answers: same((*observations).successNames),
 			suggest: variantFor(map[string]string{"succeeded": "status=succeeded", "completed, succeeded": "all"})},
 		Point{ID: "payment_link.checkout", Topic: "payment_link on a create without a card", Variant: "payment_link",
 			Spec:  "Present in some create responses.",
@@ -111,9 +113,17 @@ func Points() []Point {
 			Spec: "Delivery headers: not shown.", Needs: "a webhook delivery (--listen)", answers: headerDiff((*observations).webhookHeaderNames, true)},
 		Point{ID: "webhook.headers.deployment_only", Topic: "delivery headers the deployment sends that paymock does not",
 			Spec: "Delivery headers: not shown.", Needs: "a webhook delivery (--listen)", answers: headerDiff((*observations).webhookHeaderNames, false)},
-		Point{ID: "webhook.payload", Topic: "shape of an event's body",
+		Point{ID: "webhook.payload", Topic: "fields of an event's body that one side sends and the other does not", Variant: "payment_link",
 			Spec:  "Payload shape: not shown.",
-			Needs: "the expiry webhook of the payment verify makes expire (--listen)", answers: same((*observations).payloadShape)},
+			Needs: "the expiry webhook of the payment verify makes expire (--listen)", answers: payloadFields,
+			// The event's data is the payment as the answers write it:
+			// payment_link=omit leaves it out of both.
+			suggest: func(pm, dep string) string {
+				if pm == "data.payment_link" && dep == "none" {
+					return "payment_link=omit"
+				}
+				return ""
+			}},
 	)
 	return ps
 }
@@ -123,9 +133,10 @@ func same(f func(*observations) string) func(pm, dep *observations) (string, str
 	return func(pm, dep *observations) (string, string) { return f(pm), f(dep) }
 }
 
-// variantFor maps answers to the --variants settings that give them.
-func variantFor(m map[string]string) func(string) string {
-	return func(answer string) string { return m[answer] }
+// variantFor maps the deployment's answers to the --variants settings
+// that give them.
+func variantFor(m map[string]string) func(paymock, deployment string) string {
+	return func(_, answer string) string { return m[answer] }
 }
 
 // headerDiff compares two sets of header names: ours is true for the
@@ -404,9 +415,12 @@ func (o *observations) wwwAuthenticate() string {
 func (o *observations) signatureScheme() string {
 	var seen []string
 	for _, d := range o.webhooks {
-		if d.sigErr == nil {
+		switch {
+		case d.sigErr == nil:
 			seen = append(seen, "Standard Webhooks (webhook-signature v1 verifies)")
-		} else {
+		case errors.Is(d.sigErr, errOtherSecret):
+			seen = append(seen, "Standard Webhooks, "+d.sigErr.Error())
+		default:
 			seen = append(seen, "not Standard Webhooks: "+d.sigErr.Error())
 		}
 	}
@@ -422,11 +436,79 @@ func (o *observations) expiryType() string {
 	return ""
 }
 
-func (o *observations) payloadShape() string {
-	if d := o.expiryDelivery(); d != nil {
-		return shapeOf(d.body)
+// payloadFields compares the bodies of the two sides' expiry webhooks:
+// each side's answer is the fields its body has and the other's lacks,
+// a whole object named once by its own path (data.payment_link, or data
+// when the other has none), "none" when there is no such field. Both
+// are "none" when the bodies have the same fields, so the point is
+// equal; the values are not compared.
+func payloadFields(pm, dep *observations) (string, string) {
+	a, b := pm.expiryDelivery(), dep.expiryDelivery()
+	if a == nil || b == nil {
+		return "", ""
 	}
-	return ""
+	var x, y any
+	errX, errY := json.Unmarshal(a.body, &x), json.Unmarshal(b.body, &y)
+	if errX != nil || errY != nil {
+		return jsonOrNot(errX), jsonOrNot(errY)
+	}
+	return listOrNone(fieldsOnlyIn(x, y, "")), listOrNone(fieldsOnlyIn(y, x, ""))
+}
+
+func jsonOrNot(err error) string {
+	if err != nil {
+		return "(not JSON)"
+	}
+	return "JSON"
+}
+
+func listOrNone(fields []string) string {
+	if len(fields) == 0 {
+		return "none"
+	}
+	return strings.Join(fields, ", ")
+}
+
+// fieldsOnlyIn is the dotted paths, below path, of the fields of x that
+// y lacks, in key order; an array is compared by its first element, its
+// index written "*". A field that is an object in x and something else
+// in y is compared as if y had an empty object there.
+func fieldsOnlyIn(x, y any, path string) []string {
+	var out []string
+	switch xt := x.(type) {
+	case map[string]any:
+		yt, _ := y.(map[string]any)
+		keys := make([]string, 0, len(xt))
+		for k := range xt {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if yv, ok := yt[k]; ok {
+				out = append(out, fieldsOnlyIn(xt[k], yv, p)...)
+			} else {
+				out = append(out, p)
+			}
+		}
+	case []any:
+		if len(xt) == 0 {
+			return nil
+		}
+		var first any
+		if yt, _ := y.([]any); len(yt) > 0 {
+			first = yt[0]
+		}
+		p := "*"
+		if path != "" {
+			p = path + ".*"
+		}
+		out = fieldsOnlyIn(xt[0], first, p)
+	}
+	return out
 }
 
 func (o *observations) expiryDelivery() *delivery {

@@ -88,7 +88,7 @@ func (r *Report) compare(pm, dep *observations) {
 		}
 		d := Drift{Point: p.ID, Topic: p.Topic, Paymock: a, Deployment: b}
 		if p.suggest != nil {
-			d.Variant = p.suggest(b)
+			d.Variant = p.suggest(a, b)
 		}
 		if d.Variant != "" {
 			variants[d.Variant] = true
@@ -148,7 +148,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  POINT\tPAYMOCK\tDEPLOYMENT")
 		for _, d := range r.Drift {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Point, d.Paymock, d.Deployment)
+			pm, dep := wrapList(d.Paymock, driftCellWidth), wrapList(d.Deployment, driftCellWidth)
+			for i := range max(len(pm), len(dep)) {
+				point := ""
+				if i == 0 {
+					point = d.Point
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", point, at(pm, i), at(dep, i))
+			}
 		}
 		tw.Flush()
 	}
@@ -171,6 +178,33 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "webhooks: %s\n", r.Webhooks)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// driftCellWidth is where the text report wraps an answer of the drift
+// table: a list of header names or fields, one per line, would
+// otherwise push the deployment's column off a terminal.
+const driftCellWidth = 40
+
+// wrapList cuts s after the ", " of a list into lines of at most width
+// bytes; an item longer than width is a line of its own.
+func wrapList(s string, width int) []string {
+	var lines []string
+	line := ""
+	for item := range strings.SplitAfterSeq(s, ", ") {
+		if line != "" && len(line)+len(strings.TrimSuffix(item, " ")) > width {
+			lines = append(lines, strings.TrimSuffix(line, " "))
+			line = ""
+		}
+		line += item
+	}
+	return append(lines, line)
+}
+
+func at(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return ""
 }
 
 // WriteJSON writes the report as one JSON object.

@@ -60,3 +60,31 @@ func TestWriteText_TheSameViolationInEveryListItemIsOneLineWithItsCount(t *testi
 		t.Errorf("%d indented lines for %d violations: nothing was folded", got, len(rep.Violations))
 	}
 }
+
+func TestWriteText_ALongAnswerOfTheDriftTableWrapsAtItsListItems(t *testing.T) {
+	long := "Cf-Cache-Status, Cf-Ray, Nel, Report-To, Server, Strict-Transport-Security, Vary, X-Envoy-Upstream-Service-Time"
+	rep := &Report{Drift: []Drift{
+		{Point: "headers.deployment_only", Paymock: "absent", Deployment: long},
+		{Point: "amount.form", Paymock: "number", Deployment: "string"},
+	}}
+	out := text(t, rep)
+	_, table, _ := strings.Cut(out, "drift: 2\n")
+	table, _, _ = strings.Cut(table, "\n\n")
+	lines := strings.Split(table, "\n")
+	column := strings.Index(lines[0], "DEPLOYMENT")
+	var deployment []string
+	for _, line := range lines[1:] {
+		if len(line) > 80 {
+			t.Errorf("a drift line of %d columns: %q", len(line), line)
+		}
+		if !strings.HasPrefix(line, "  amount.form") && len(line) > column {
+			deployment = append(deployment, line[column:])
+		}
+	}
+	if got := strings.Join(deployment, " "); got != long || len(deployment) < 2 {
+		t.Errorf("the deployment's column reads %q, want %q over several lines:\n%s", got, long, out)
+	}
+	if !regexp.MustCompile(`(?m)^  amount\.form +number +string$`).MatchString(out) {
+		t.Errorf("a short row is not one line:\n%s", out)
+	}
+}

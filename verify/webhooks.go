@@ -5,12 +5,15 @@ package verify
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,7 +80,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	d := delivery{header: req.Header.Clone(), body: body}
 	if err := r.verify.Verify(body, req.Header); err != nil {
-		d.sigErr = signatureReason(err)
+		d.sigErr = signatureReason(err, req.Header)
 	}
 	var ev struct {
 		Type string `json:"type"`
@@ -96,17 +99,43 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// signatureReason words the library's refusal without its internals.
-func signatureReason(err error) error {
+// errOtherSecret is a refused delivery whose webhook-signature holds a
+// v1 signature of the right form: signed as Standard Webhooks sign, with
+// another secret than the one given (most often, --webhook-secret is not
+// the secret of the endpoint the deployment sends to).
+var errOtherSecret = errors.New("signed with another secret than the --webhook-secret given")
+
+// signatureReason words the library's refusal of a delivery with header
+// h without its internals.
+func signatureReason(err error, h http.Header) error {
 	switch {
 	case errors.Is(err, standardwebhooks.ErrRequiredHeaders):
 		return errors.New("no webhook-id, webhook-timestamp and webhook-signature headers")
 	case errors.Is(err, standardwebhooks.ErrNoMatchingSignature):
-		return errors.New("webhook-signature does not match --webhook-secret")
+		if hasV1Signature(h.Get("webhook-signature")) {
+			return errOtherSecret
+		}
+		return errors.New("webhook-signature holds no v1,<base64 HMAC-SHA256>")
 	case errors.Is(err, standardwebhooks.ErrMessageTooOld), errors.Is(err, standardwebhooks.ErrMessageTooNew):
 		return errors.New("webhook-timestamp is more than 5 minutes off")
 	}
 	return err
+}
+
+// hasV1Signature reports whether a webhook-signature value holds a
+// signature of the form Standard Webhooks v1 gives: "v1," and the base64
+// of an HMAC-SHA256, among those its spaces separate.
+func hasV1Signature(v string) bool {
+	for _, sig := range strings.Fields(v) {
+		b64, ok := strings.CutPrefix(sig, "v1,")
+		if !ok {
+			continue
+		}
+		if mac, err := base64.StdEncoding.DecodeString(b64); err == nil && len(mac) == sha256.Size {
+			return true
+		}
+	}
+	return false
 }
 
 // wait returns the deliveries so far once one is about a payment of ids

@@ -8,25 +8,31 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/paymocktest"
+	"github.com/paymock/paymock/webhooks"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // webhookTarget is a paymock on a real clock (the payment verify makes
-// expire does) whose merchant sends its webhooks to endpointURL, and the
-// endpoint's secret.
-func webhookTarget(t *testing.T, endpointURL func(ln net.Listener) string) (*paymocktest.Server, net.Listener, string) {
+// expire does), with opts, whose merchant sends its webhooks to
+// endpointURL, and the endpoint's secret.
+func webhookTarget(t *testing.T, endpointURL func(ln net.Listener) string, opts ...paymocktest.Option) (*paymocktest.Server, net.Listener, string) {
 	t.Helper()
-	s := paymocktest.New(t, paymocktest.AllowViolations(), paymocktest.WithClock(lifecycle.ClockReal, time.Time{}))
+	opts = append([]paymocktest.Option{paymocktest.AllowViolations(), paymocktest.WithClock(lifecycle.ClockReal, time.Time{})}, opts...)
+	s := paymocktest.New(t, opts...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +112,65 @@ func TestRun_ASenderSigningAnotherWayIsASignatureDrift(t *testing.T) {
 	}
 }
 
+func TestPoints_AFlagAPointSaysItNeedsLetsAFreshRunCompareIt(t *testing.T) {
+	s, ln, secret := webhookTarget(t, func(ln net.Listener) string { return "http://" + ln.Addr().String() + "/hooks" })
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Card: true,
+		Webhooks: &WebhookConfig{Listener: ln, Secret: secret, Wait: time.Minute}})
+	for _, p := range Points() {
+		for _, flag := range []string{"--listen", "--card"} {
+			if strings.Contains(p.Needs, flag) && slices.Contains(unobserved(rep), p.ID) {
+				t.Errorf("%s says it is compared when the run saw %q, yet a run with --listen --card did not compare it", p.ID, p.Needs)
+			}
+		}
+	}
+}
+
+func TestRun_APayloadWithoutPaymentLinkNamesThePaymentLinkVariant(t *testing.T) {
+	s, ln, secret := webhookTarget(t, func(ln net.Listener) string { return "http://" + ln.Addr().String() + "/hooks" },
+		paymocktest.WithVariants("payment_link=omit"))
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Webhooks: &WebhookConfig{Listener: ln, Secret: secret, Wait: time.Minute}})
+	out := text(t, rep)
+	if d, ok := driftOf(rep)["webhook.payload"]; !ok || d.Variant != "payment_link=omit" {
+		t.Errorf("payload drift %+v, want one --variants payment_link=omit gives:\n%s", d, out)
+	}
+	if rep.Settings.Variants != "payment_link=omit" || len(rep.Settings.Unmatched) > 0 {
+		t.Errorf("closest paymock %q, no setting changes %q; want payment_link=omit and nothing else:\n%s",
+			rep.Settings.Variants, rep.Settings.Unmatched, out)
+	}
+	// The row names the field, not two whole bodies side by side.
+	if !regexp.MustCompile(`(?m)^  webhook\.payload +data\.payment_link +none$`).MatchString(out) {
+		t.Errorf("no drift row webhook.payload data.payment_link none in:\n%s", out)
+	}
+}
+
+func TestRun_AWrongWebhookSecretIsSaidToBeAnotherSecretNotAnotherScheme(t *testing.T) {
+	s, ln, _ := webhookTarget(t, func(ln net.Listener) string { return "http://" + ln.Addr().String() + "/hooks" })
+	wrong, err := webhooks.GenerateSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Webhooks: &WebhookConfig{Listener: ln, Secret: wrong, Wait: time.Minute}})
+	if d := driftOf(rep)["webhook.signature"]; d.Deployment != "Standard Webhooks, signed with another secret than the --webhook-secret given" {
+		t.Errorf("signature drift %+v, want it to say the secret differs:\n%s", d, text(t, rep))
+	}
+}
+
+func TestSignatureReason_ASignatureNotOfTheV1FormIsNotAnotherSecret(t *testing.T) {
+	refused := fmt.Errorf("unable to verify payload, err: %w", standardwebhooks.ErrNoMatchingSignature)
+	for sig, want := range map[string]string{
+		"v1,abc":     "webhook-signature holds no v1,<base64 HMAC-SHA256>",
+		"v2,AAAA":    "webhook-signature holds no v1,<base64 HMAC-SHA256>",
+		"sha256=abc": "webhook-signature holds no v1,<base64 HMAC-SHA256>",
+		"v1,abc v1,QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUE=": errOtherSecret.Error(),
+	} {
+		h := http.Header{}
+		h.Set("webhook-signature", sig)
+		if got := signatureReason(refused, h); got.Error() != want {
+			t.Errorf("%q: %q, want %q", sig, got, want)
+		}
+	}
+}
+
 func TestRun_WithoutListenTheWebhookPartIsSkippedAndSaysSo(t *testing.T) {
 	s := paymocktest.New(t, paymocktest.AllowViolations())
 	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey})
@@ -115,6 +180,28 @@ func TestRun_WithoutListenTheWebhookPartIsSkippedAndSaysSo(t *testing.T) {
 	for _, p := range []string{"webhook.signature", "webhook.event_type", "webhook.payload"} {
 		if !slices.Contains(unobserved(rep), p) {
 			t.Errorf("%s compared without --listen", p)
+		}
+	}
+}
+
+func TestPayloadFields_EachSideNamesTheFieldsTheOtherLacksAtTheirTop(t *testing.T) {
+	hook := func(body string) *observations {
+		return &observations{expiringID: "pay_1", webhooks: []delivery{{paymentID: "pay_1", body: []byte(body)}}}
+	}
+	paymock := hook(`{"type":"payment.expired","data":{"id":"pay_1","payment_link":"u","customer":{"email":"e"},"items":[{"a":1}]}}`)
+	for _, tc := range []struct {
+		name, deployment, wantPM, wantDep string
+	}{
+		{"the same fields", `{"type":"x","data":{"id":"y","payment_link":"","customer":{"email":""},"items":[{"a":2}]}}`, "none", "none"},
+		{"one field left out", `{"type":"x","data":{"id":"y","customer":{"email":""},"items":[{"a":2}]}}`, "data.payment_link", "none"},
+		{"a field of its own in an array", `{"type":"x","data":{"id":"y","payment_link":"","customer":{"email":""},"items":[{"a":2,"b":3}]}}`, "none", "data.items.*.b"},
+		{"another envelope", `{"event":"x","payload":{"id":"y"}}`, "data, type", "event, payload"},
+		{"an object as a string", `{"type":"x","data":{"id":"y","payment_link":"","customer":"cus_1","items":[{"a":2}]}}`, "data.customer.email", "none"},
+		{"not JSON", `type=x`, "JSON", "(not JSON)"},
+	} {
+		pm, dep := payloadFields(paymock, hook(tc.deployment))
+		if pm != tc.wantPM || dep != tc.wantDep {
+			t.Errorf("%s: paymock %q, deployment %q; want %q and %q", tc.name, pm, dep, tc.wantPM, tc.wantDep)
 		}
 	}
 }
