@@ -57,7 +57,8 @@
 //   - BadSignature: signed with a wrong key (the secret's bytes
 //     inverted), so verification fails.
 //   - TimestampSkew: webhook-timestamp that far from real time, signed
-//     over the skewed value, so only a receiver's tolerance check fails.
+//     over the skewed value: only a receiver's tolerance check can fail,
+//     and within ±300 s the reference libraries' default one does not.
 //   - Delay: the first send waits that long on the merchant's clock,
 //     like a retry: with a frozen clock it goes when the clock is advanced
 //     past it (a test sees it not arrive, advances, and sees it arrive);
