@@ -82,6 +82,38 @@ func startBare(create, retrieve canned) (addr string, stop func(), err error) {
 	return strings.TrimSpace(addr), stop, nil
 }
 
+// serveBareFrom is the baseline for another load tool (scripts/bench.sh
+// drives both with wrk, as issue 24 measured): it captures a create and a
+// retrieve from the paymock at base, prints the address it serves them on
+// and the id of the payment it retrieved, and serves until ctx ends or
+// the process is killed.
+func serveBareFrom(ctx context.Context, base string, out io.Writer) error {
+	if err := loopbackURL(base); err != nil {
+		return err
+	}
+	c := config{base: base, key: "sk_test_load"}
+	create, retrieve, err := capture(ctx, newClient(1), c)
+	if err != nil {
+		return fmt.Errorf("capture paymock's answers: %w", err)
+	}
+	var p struct{ ID string }
+	if err := json.Unmarshal(retrieve.body, &p); err != nil || p.ID == "" {
+		return fmt.Errorf("the retrieve answered no payment id: %s", retrieve.body)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: bareHandler(create, retrieve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	if _, err := fmt.Fprintln(out, ln.Addr().String(), p.ID); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return nil
+}
+
 // serveBare is the baseline process: the canned answers from in (one JSON
 // line), then bareHandler on a loopback port, printed to out, until in
 // closes.

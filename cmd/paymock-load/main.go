@@ -104,6 +104,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return runHooks(ctx, args[1:], out)
 	}
 	if len(args) > 0 && args[0] == bareCommand {
+		if len(args) == 3 && args[1] == "--from" {
+			return serveBareFrom(ctx, args[2], out)
+		}
 		return serveBare(ctx, os.Stdin, out)
 	}
 	c, err := parse(args)

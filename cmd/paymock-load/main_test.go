@@ -169,3 +169,43 @@ func TestParseStart_RefusesIncompleteCommands(t *testing.T) {
 		t.Error("--only list accepted")
 	}
 }
+
+func TestServeBareFrom_AnswersWhatPaymockAnsweredAndNamesThePayment(t *testing.T) {
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Start()
+	defer sb.Close(context.Background())
+	ts := httptest.NewServer(sb.Handler())
+	defer ts.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- serveBareFrom(ctx, ts.URL, pw); pw.Close() }()
+	var addr, id string
+	if _, err := fmt.Fscanln(pr, &addr, &id); err != nil {
+		cancel()
+		t.Fatalf("no address and payment id: %v (%v)", err, <-done)
+	}
+	get := func(base string) (int, string) {
+		req, _ := http.NewRequest("GET", base+"/api/v1/payments/"+id, nil)
+		req.Header.Set("Authorization", "Bearer sk_test_load")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	ps, pb := get(ts.URL)
+	bs, bb := get("http://" + addr)
+	if ps != 200 || bs != 200 || pb != bb {
+		t.Errorf("paymock %d %s\nbaseline %d %s", ps, pb, bs, bb)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
+}
