@@ -27,6 +27,33 @@ func ReadJSONBody(r *http.Request, limit int64) ([]byte, error) {
 	return readBody(r, limit, true)
 }
 
+// RefuseBody reads the body of a request to an operation that declares
+// none: nothing, blanks or an empty object ({}, which many JSON clients
+// send with every POST) pass; anything else is refused, since a client
+// that sends data there expects it to count (a reason on /fail, say) and
+// it would be dropped unseen.
+func RefuseBody(r *http.Request, limit int64) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	if r.ContentLength > limit {
+		return tooLarge(limit)
+	}
+	data, err := readAtMost(r.Body, limit+1, r.ContentLength)
+	if err != nil {
+		return WithStatus(http.StatusBadRequest, paymock.InvalidRequest, "body_unreadable", "the request body could not be read")
+	}
+	if int64(len(data)) > limit {
+		return tooLarge(limit)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || len(data) >= 2 && data[0] == '{' && data[len(data)-1] == '}' && len(bytes.TrimSpace(data[1:len(data)-1])) == 0 {
+		return nil
+	}
+	return paymock.Invalid(paymock.Violation{Code: "body_not_taken",
+		Message: "this operation takes no request body: send none, or {}"})
+}
+
 func tooLarge(limit int64) error {
 	return WithStatus(http.StatusRequestEntityTooLarge, paymock.InvalidRequest, "body_too_large",
 		fmt.Sprintf("the request body is larger than %d bytes", limit))

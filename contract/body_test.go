@@ -239,3 +239,39 @@ func BenchmarkCountValues(b *testing.B) {
 		})
 	}
 }
+
+func TestRefuseBody_TakesNothingBlanksAndAnEmptyObjectOnly(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want string // the error's code; "" for none
+	}{
+		{"", ""},
+		{" \r\n\t", ""},
+		{"{}", ""},
+		{" {\n} ", ""},
+		{`{"reason":"x"}`, "body_not_taken"},
+		{"[]", "body_not_taken"},
+		{"null", "body_not_taken"},
+		{"garbage", "body_not_taken"},
+		{"{", "body_not_taken"},
+		{"}{", "body_not_taken"},
+		{strings.Repeat(" ", 2000), "body_too_large"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/_sandbox/reset", strings.NewReader(tc.body))
+		err := RefuseBody(r, 1000)
+		var got string
+		if err != nil {
+			var pe *paymock.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("%q: %v is no paymock.Error", tc.body, err)
+			}
+			got = pe.Code
+		}
+		if got != tc.want {
+			t.Errorf("RefuseBody(%q) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+	if err := RefuseBody(httptest.NewRequest(http.MethodPost, "/", http.NoBody), 10); err != nil {
+		t.Errorf("no body: %v", err)
+	}
+}

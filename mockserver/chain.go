@@ -292,7 +292,18 @@ func (s *Server) requireAuth(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		x := exchangeOf(c)
-		if x.route == nil || !x.route.TakesBody() {
+		if x.route == nil {
+			return next(c)
+		}
+		if !x.route.TakesBody() {
+			// A GET's body has no meaning (RFC 9110) and is left alone;
+			// data sent to a POST or DELETE that takes none is refused.
+			if m := c.Request().Method; m != http.MethodGet && m != http.MethodHead {
+				if err := contract.RefuseBody(c.Request(), s.bodyLimit); err != nil {
+					x.refused = true
+					return err
+				}
+			}
 			return next(c)
 		}
 		// What encoding/json would take silently (a duplicated key, bytes
