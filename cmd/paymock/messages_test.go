@@ -90,9 +90,10 @@ Run "paymock -h" for usage.
 		},
 		{
 			name: "an unknown PAYMOCK_ variable stops the start, with the nearest name",
-			env:  map[string]string{"PAYMOCK_ADRR": ":9090", "PAYMOCK_PORT": "9090", "PAYMOCK_WEBHOOKURL": "http://x.example", "PAYMOCK_TEST_STORE": "postgres", "HOME": "/root"},
+			env: map[string]string{"PAYMOCK_ADRR": ":9090", "PAYMOCK_LISTEN": "9090", "PAYMOCK_WEBHOOKURL": "http://x.example", "PAYMOCK_TEST_STORE": "postgres", "HOME": "/root",
+				"PAYMOCK_PORT": "8081", "PAYMOCK_VERIFY_API_KEY": "sk_live_x"}, // compose's port and verify's key are not serve's, and no mistake
 			wantStderr: `paymock: unknown environment variable PAYMOCK_ADRR (did you mean PAYMOCK_ADDR?); paymock reads PAYMOCK_<FLAG> for each flag of "paymock --help"
-unknown environment variable PAYMOCK_PORT (did you mean PAYMOCK_ADDR?); paymock reads PAYMOCK_<FLAG> for each flag of "paymock --help"
+unknown environment variable PAYMOCK_LISTEN (did you mean PAYMOCK_ADDR?); paymock reads PAYMOCK_<FLAG> for each flag of "paymock --help"
 unknown environment variable PAYMOCK_WEBHOOKURL (did you mean PAYMOCK_WEBHOOK_URL?); paymock reads PAYMOCK_<FLAG> for each flag of "paymock --help"
 Run "paymock -h" for usage.
 `,

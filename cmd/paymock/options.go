@@ -568,11 +568,34 @@ func parseRetry(s string) ([]time.Duration, error) {
 	return out, nil
 }
 
+// otherEnv is every PAYMOCK_* variable serve does not read that is no
+// mistake: one set in the shell for another command must not stop the
+// start. The subcommands' own are their constants, so a renamed one is
+// followed here; TestUnknownEnv_AcceptsEveryVariableTheRepositoryNames
+// fails on any variable a subcommand, a doc, a script, an example or a
+// test reads that is missing from it.
+var otherEnv = []string{
+	reportURLEnv, reportKeyEnv, // paymock report
+	verifyBaseEnv, verifyKeyEnv, verifySecretEnv, // paymock verify
+	proxyUpstreamEnv,  // paymock proxy
+	envPrefix + "URL", // what CI jobs often call the server's address
+	// scripts/: bench.sh, postgres.sh, test.sh, image.sh; the
+	// benchmarks' heap profiles; verify's doc test.
+	envPrefix + "BIN", envPrefix + "POSTGRES_URL", envPrefix + "FUZZTIME", envPrefix + "HEAPPROFILE",
+	envPrefix + "IMAGE", envPrefix + "LOCAL_BASES", envPrefix + "UPDATE_DOCS",
+	// The ports the compose files publish (examples/, docs/docker.md):
+	// docker compose reads them, not paymock.
+	envPrefix + "PORT", envPrefix + "1_PORT", envPrefix + "2_PORT",
+}
+
+// otherEnvPrefixes start the variables of paymock's own tests
+// (PAYMOCK_TEST_STORE, PAYMOCK_SKIP_DOCKER, ...).
+var otherEnvPrefixes = []string{envPrefix + "TEST_", envPrefix + "SKIP_"}
+
 // unknownEnv is an error for every PAYMOCK_* variable of environ that
-// serve does not read, with the nearest name when one is close: a typo
-// there (PAYMOCK_ADRR) must stop the start as a mistyped flag does,
-// rather than start on the defaults. The variables of the other
-// subcommands and of paymock's own test and bench scripts are known.
+// serve does not read and otherEnv does not know, with the nearest name
+// when one is close: a typo there (PAYMOCK_ADRR) must stop the start as a
+// mistyped flag does, rather than start on the defaults.
 func unknownEnv(environ []string) []error {
 	var specs []argSpec
 	known := map[string]bool{}
@@ -580,14 +603,14 @@ func unknownEnv(environ []string) []error {
 		known[envName(s.name)] = true
 		specs = append(specs, argSpec{name: s.name})
 	}
-	for _, name := range []string{"REPORT_URL", "REPORT_API_KEY", "URL", "BIN", "POSTGRES_URL", "FUZZTIME", "HEAPPROFILE"} {
-		known[envPrefix+name] = true
+	for _, name := range otherEnv {
+		known[name] = true
 	}
 	var errs []error
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, envPrefix) || known[name] ||
-			strings.HasPrefix(name, envPrefix+"TEST_") || strings.HasPrefix(name, envPrefix+"SKIP_") {
+			slices.ContainsFunc(otherEnvPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
 			continue
 		}
 		msg := "unknown environment variable " + name

@@ -3,10 +3,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -334,5 +341,125 @@ func TestStore_NoPartOfThePasswordIsEverPrinted(t *testing.T) {
 				t.Errorf("the message shows part of the password:\n%s", stderr)
 			}
 		})
+	}
+}
+
+// docsTypos are the PAYMOCK_* names the docs show as mistakes: serve must
+// go on refusing them.
+var docsTypos = map[string]bool{"PAYMOCK_ADRR": true}
+
+// paymockVarRe finds PAYMOCK_* names; one ending in "_" is a prefix
+// named in prose (PAYMOCK_SKIP_*).
+var paymockVarRe = regexp.MustCompile(`PAYMOCK_[A-Z0-9_]+`)
+
+// getenvRe finds a Go file's os.Getenv of a PAYMOCK_* name.
+var getenvRe = regexp.MustCompile(`Getenv\("(PAYMOCK_[A-Z0-9_]+)"\)`)
+
+// repoVariables is every PAYMOCK_* name in the text files of docs/,
+// scripts/ and examples/, and every one a Go file of the repository reads
+// with os.Getenv (the tests' and benchmarks' switches), with where it was
+// first seen.
+func repoVariables(t *testing.T) map[string]string {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	found := map[string]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "testdata", "third_party":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		prose := top == "docs" || top == "scripts" || top == "examples"
+		if !prose && !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || bytes.IndexByte(data, 0) >= 0 { // unreadable or binary
+			return err
+		}
+		var names []string
+		if prose {
+			names = paymockVarRe.FindAllString(string(data), -1)
+		} else {
+			for _, m := range getenvRe.FindAllStringSubmatch(string(data), -1) {
+				names = append(names, m[1])
+			}
+		}
+		for _, name := range names {
+			if _, ok := found[name]; !ok && !strings.HasSuffix(name, "_") {
+				found[name] = rel
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+// sourceVariables is every PAYMOCK_* name in the string literals of this
+// package's own (non-test) files: the variables the subcommands read and
+// their help texts name.
+func sourceVariables(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]string{}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				for _, name := range paymockVarRe.FindAllString(lit.Value, -1) {
+					if !strings.HasSuffix(name, "_") {
+						found[name] = fset.Position(lit.Pos()).String()
+					}
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// TestUnknownEnv_AcceptsEveryVariableTheRepositoryNames: a variable of
+// another subcommand, of a script or of a compose file, set in the shell
+// that starts serve, must not stop the start. Every name the docs,
+// scripts and examples mention, and every name the subcommands read,
+// is accepted; the docs' own typo examples stay refused.
+func TestUnknownEnv_AcceptsEveryVariableTheRepositoryNames(t *testing.T) {
+	names := repoVariables(t)
+	for name, where := range sourceVariables(t) {
+		names[name] = where
+	}
+	for _, name := range []string{"PAYMOCK_VERIFY_API_KEY", "PAYMOCK_PROXY_UPSTREAM", "PAYMOCK_PORT", "PAYMOCK_IMAGE", "PAYMOCK_UPDATE_DOCS"} {
+		if names[name] == "" {
+			t.Errorf("%s was not found in the repository: the scan is broken", name)
+		}
+	}
+	for name, where := range names {
+		errs := unknownEnv([]string{name + "=x"})
+		switch {
+		case docsTypos[name] && len(errs) == 0:
+			t.Errorf("%s (the docs' example of a typo, %s) is accepted", name, where)
+		case !docsTypos[name] && len(errs) > 0:
+			t.Errorf("%s, named in %s, stops serve: %v", name, where, errs)
+		}
 	}
 }
