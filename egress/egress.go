@@ -133,16 +133,9 @@ func (p *Policy) CheckAddr(addr netip.Addr) error {
 // name that does not resolve passes (a compose service may not be up
 // yet); each connection is checked again anyway.
 func (p *Policy) CheckURL(ctx context.Context, rawURL string) error {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return fmt.Errorf("not a URL: %w", err)
-	}
-	host := u.Hostname()
-	if a, err := netip.ParseAddr(host); err == nil {
-		if err := p.CheckAddr(a); err != nil {
-			return err
-		}
-		return nil
+	host, isAddr, err := p.checkLiteral(rawURL)
+	if err != nil || isAddr {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -156,6 +149,32 @@ func (p *Policy) CheckURL(ctx context.Context, rawURL string) error {
 		}
 	}
 	return nil
+}
+
+// CheckLiteral checks what can be judged of an endpoint URL without
+// looking anything up: a host that is an address (0.0.0.0,
+// [::ffff:169.254.169.254]) must be allowed. A host name, localhost
+// included, passes: what it resolves to is checked at each connection.
+// paymock checks its configured endpoints so at start, where a lookup
+// could wait on DNS or find a compose service not up yet.
+func (p *Policy) CheckLiteral(rawURL string) error {
+	_, _, err := p.checkLiteral(rawURL)
+	return err
+}
+
+// checkLiteral is CheckLiteral, also returning the URL's host and
+// whether it is an address (and so was judged).
+func (p *Policy) checkLiteral(rawURL string) (host string, isAddr bool, err error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", false, fmt.Errorf("not a URL: %w", err)
+	}
+	host = u.Hostname()
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return host, false, nil
+	}
+	return host, true, p.CheckAddr(a)
 }
 
 // DialContext dials address ("host:port") the way net.Dialer does, but

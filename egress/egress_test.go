@@ -63,3 +63,34 @@ func TestCheckURL_RefusesWhatTheDefaultDenies(t *testing.T) {
 		t.Errorf("an empty deny list refuses %v", err)
 	}
 }
+
+func TestCheckLiteral_JudgesAddressesAndLeavesNamesToTheConnection(t *testing.T) {
+	p := New(Config{Resolver: refusingResolver{t}})
+	for u, denied := range map[string]bool{
+		"http://0.0.0.0:19000/hooks":       true,
+		"http://169.254.169.254/latest":    true,
+		"http://[::ffff:169.254.1.1]:80/":  true,
+		"http://[::]/":                     true,
+		"http://127.0.0.1:9000/hooks":      false,
+		"http://localhost:9000/hooks":      false, // a name: checked at each connection
+		"http://metadata.google.internal/": false,
+	} {
+		err := p.CheckLiteral(u)
+		var de *DeniedError
+		if got := errors.As(err, &de); got != denied {
+			t.Errorf("CheckLiteral(%s) = %v, want denied %v", u, err, denied)
+		}
+	}
+	loopback := New(Config{Deny: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Resolver: refusingResolver{t}})
+	if err := loopback.CheckLiteral("http://127.0.0.1:9000/"); err == nil || !strings.Contains(err.Error(), "127.0.0.0/8") {
+		t.Errorf("a deny list of 127.0.0.0/8 lets 127.0.0.1 pass: %v", err)
+	}
+}
+
+// refusingResolver fails the test on any lookup.
+type refusingResolver struct{ t *testing.T }
+
+func (r refusingResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	r.t.Errorf("looked up %s", host)
+	return nil, errors.New("no lookups here")
+}

@@ -15,6 +15,7 @@ import (
 	yaml "github.com/oasdiff/yaml3"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/egress"
 )
 
 // configFile is the shape of the --config YAML file.
@@ -38,8 +39,10 @@ func apiKeyMerchant(n int, key string) paymock.Merchant {
 
 // loadMerchants builds the merchants of --api-key (apiKeysFrom names the
 // flag or env variable they came from) and of the --config file, if any.
-// No merchants at all means open mode. Errors never contain a key.
-func loadMerchants(apiKeys []string, apiKeysFrom, configPath string) ([]paymock.Merchant, error) {
+// No merchants at all means open mode. A webhook of the file whose host is
+// an address deny refuses is an error (nil deny: egress.DefaultDeny).
+// Errors never contain a key.
+func loadMerchants(apiKeys []string, apiKeysFrom, configPath string, deny *egress.Policy) ([]paymock.Merchant, error) {
 	var list []paymock.Merchant
 	keyOwner := map[string]string{}  // api key -> who has it, for errors
 	nameOwner := map[string]string{} // merchant name -> where it is defined
@@ -52,7 +55,10 @@ func loadMerchants(apiKeys []string, apiKeysFrom, configPath string) ([]paymock.
 	if configPath == "" {
 		return list, nil
 	}
-	fromFile, err := readConfig(configPath, keyOwner, nameOwner)
+	if deny == nil {
+		deny = egress.New(egress.Config{})
+	}
+	fromFile, err := readConfig(configPath, keyOwner, nameOwner, deny)
 	if err != nil {
 		return nil, &usageError{err: withoutKeys(err, keyOwner)}
 	}
@@ -88,8 +94,9 @@ func (e *keysHidden) Error() string { return e.msg }
 func (e *keysHidden) Unwrap() error { return e.err }
 
 // readConfig reads, decodes and checks a config file. keyOwner and
-// nameOwner hold the keys and names already taken, and are updated.
-func readConfig(path string, keyOwner, nameOwner map[string]string) ([]paymock.Merchant, error) {
+// nameOwner hold the keys and names already taken, and are updated; deny
+// judges the webhooks' hosts that are addresses.
+func readConfig(path string, keyOwner, nameOwner map[string]string, deny *egress.Policy) ([]paymock.Merchant, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config file: %w", err)
@@ -185,6 +192,8 @@ func readConfig(path string, keyOwner, nameOwner map[string]string) ([]paymock.M
 		for j, w := range m.Webhooks {
 			line := lineOf(at(hookNodes, j), mLine)
 			if err := checkHTTPURL(w.URL); err != nil {
+				fail(line, "webhook %d: url %q: %v", j+1, w.URL, err)
+			} else if err := deny.CheckLiteral(w.URL); err != nil {
 				fail(line, "webhook %d: url %q: %v", j+1, w.URL, err)
 			}
 			// A receiver can only verify what it has the secret of, so an

@@ -33,7 +33,7 @@ merchants:
 
 func TestLoadMerchants_ReadsGoodConfig(t *testing.T) {
 	path := writeFile(t, "paymock.yaml", goodConfig)
-	list, err := loadMerchants(nil, "--api-key", path)
+	list, err := loadMerchants(nil, "--api-key", path, nil)
 	if err != nil {
 		t.Fatalf("loadMerchants: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestLoadMerchants_ReadsGoodConfig(t *testing.T) {
 }
 
 func TestLoadMerchants_APIKeysBecomeSandboxMerchants(t *testing.T) {
-	list, err := loadMerchants([]string{"sk_one", "sk_two"}, "--api-key", "")
+	list, err := loadMerchants([]string{"sk_one", "sk_two"}, "--api-key", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestLoadMerchants_APIKeysBecomeSandboxMerchants(t *testing.T) {
 
 func TestLoadMerchants_UnitesAPIKeysAndConfig(t *testing.T) {
 	path := writeFile(t, "paymock.yaml", goodConfig)
-	list, err := loadMerchants([]string{"sk_cli"}, "--api-key", path)
+	list, err := loadMerchants([]string{"sk_cli"}, "--api-key", path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestLoadMerchants_RejectsBadConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeFile(t, "paymock.yaml", tt.yaml)
-			_, err := loadMerchants(tt.apiKeys, "--api-key", path)
+			_, err := loadMerchants(tt.apiKeys, "--api-key", path, nil)
 			wantUsageError(t, err, append([]string{"config file " + path}, tt.want...)...)
 		})
 	}
@@ -231,7 +231,7 @@ func TestLoadMerchants_ErrorsNeverQuoteKeysOrSecrets(t *testing.T) {
 	for name, yaml := range tests {
 		t.Run(name, func(t *testing.T) {
 			path := writeFile(t, "paymock.yaml", yaml)
-			_, err := loadMerchants(nil, "--api-key", path)
+			_, err := loadMerchants(nil, "--api-key", path, nil)
 			if err == nil {
 				t.Fatal("want an error")
 			}

@@ -49,7 +49,7 @@ func FuzzLoadMerchants(f *testing.F) {
 		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		list, err := loadMerchants([]string{fuzzFlagKey}, "--api-key", path)
+		list, err := loadMerchants([]string{fuzzFlagKey}, "--api-key", path, nil)
 		if err != nil {
 			msg := err.Error()
 			if !strings.Contains(msg, "config file "+path) {
@@ -181,7 +181,7 @@ func TestLoadMerchants_RefusesOddYAMLInPlainWords(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.data), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadMerchants(nil, "--api-key", path)
+			_, err := loadMerchants(nil, "--api-key", path, nil)
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -210,7 +210,7 @@ func TestLoadMerchants_AKeyWhereANameOrFieldGoesIsNotShown(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := loadMerchants([]string{fuzzFlagKey}, "--api-key", path)
+			_, err := loadMerchants([]string{fuzzFlagKey}, "--api-key", path, nil)
 			if err == nil {
 				t.Fatal("accepted")
 			}

@@ -356,10 +356,10 @@ func parseOptions(r *rawFlags, argErrs []error) (*options, error) {
 		o.bodyLimit = n
 	}
 
-	urls, src := r.list("webhook-url")
+	urls, urlsSrc := r.list("webhook-url")
 	for _, u := range urls {
 		if err := checkHTTPURL(u); err != nil {
-			fail(src, "%q: %v", u, err)
+			fail(urlsSrc, "%q: %v", u, err)
 			continue
 		}
 		o.webhookURLs = append(o.webhookURLs, u)
@@ -376,8 +376,19 @@ func parseOptions(r *rawFlags, argErrs []error) (*options, error) {
 	v, src = r.get("webhook-deny")
 	if o.webhookDeny, err = egress.ParseDeny(v); err != nil {
 		fail(src, "%v", err)
-	} else if o.webhookDeny == nil {
-		o.webhookDeny = []netip.Prefix{} // given empty: none denied
+	} else {
+		if o.webhookDeny == nil {
+			o.webhookDeny = []netip.Prefix{} // given empty: none denied
+		}
+		// An address the deny list holds would fail every delivery: refuse
+		// it now, as the control API does. A name is checked at each
+		// connection (egress.Policy.CheckLiteral).
+		policy := o.egress()
+		for _, u := range o.webhookURLs {
+			if err := policy.CheckLiteral(u); err != nil {
+				fail(urlsSrc, "%q: %v", u, err)
+			}
+		}
 	}
 
 	v, src = r.get("variants")
@@ -461,6 +472,11 @@ func parseOptions(r *rawFlags, argErrs []error) (*options, error) {
 		return nil, &usageError{err: errors.Join(errs...)}
 	}
 	return o, nil
+}
+
+// egress is the policy of --webhook-deny.
+func (o *options) egress() *egress.Policy {
+	return egress.New(egress.Config{Deny: o.webhookDeny})
 }
 
 // parseStore reads --store: "memory" (returned as "") or a postgres:// URL.

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/paymock/paymock/connlimit"
-	"github.com/paymock/paymock/egress"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
@@ -92,7 +91,8 @@ func newLogger(opts *options, w io.Writer) *slog.Logger {
 func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Writer, h hooks) error {
 	logger := newLogger(opts, stderr)
 
-	list, err := loadMerchants(opts.apiKeys, apiKeysFrom, opts.configPath)
+	policy := opts.egress()
+	list, err := loadMerchants(opts.apiKeys, apiKeysFrom, opts.configPath, policy)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		Seed:            opts.seed,
 		Variants:        opts.variants,
 		Scenarios:       set,
-		Webhooks:        sandbox.WebhookConfig{URLs: opts.webhookURLs, Secret: opts.webhookSecret, Retry: opts.webhookRetry, Egress: egress.New(egress.Config{Deny: opts.webhookDeny})},
+		Webhooks:        sandbox.WebhookConfig{URLs: opts.webhookURLs, Secret: opts.webhookSecret, Retry: opts.webhookRetry, Egress: policy},
 		PublicURL:       publicURL,
 		BodyLimit:       opts.bodyLimit,
 		JournalSize:     opts.journalSize,

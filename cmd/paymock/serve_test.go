@@ -386,3 +386,56 @@ func TestRun_RefusesHeadersPastTheLimit(t *testing.T) {
 		t.Errorf("GET with small headers = %d, want 200", resp.StatusCode)
 	}
 }
+
+// A webhook endpoint on an address --webhook-deny refuses would start and
+// then fail every delivery: it is refused at start, as the control API
+// refuses it (400 url_denied), naming where it was given. Only addresses
+// are judged there; a host name is checked at each connection.
+func TestRun_RefusesAWebhookURLOnADeniedAddressAtStart(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	config := func(url string) string {
+		return writeFile(t, "paymock.yaml", "merchants:\n  - name: acme\n    api_keys: [sk_test_acme]\n    webhooks:\n"+
+			"      - {url: \""+url+"\", secret: \""+secret+"\"}\n")
+	}
+	metadata := config("http://169.254.169.254/latest/hooks")
+	loopback := config("http://127.0.0.1:9000/hooks")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{"the unspecified address", []string{"--webhook-url", "http://0.0.0.0:19000/hooks"}, nil,
+			[]string{"invalid --webhook-url", `"http://0.0.0.0:19000/hooks"`, "0.0.0.0 is in 0.0.0.0/8", "--webhook-deny"}},
+		{"from the environment", nil, map[string]string{"PAYMOCK_WEBHOOK_URL": "http://localhost:9000/ok,http://[::]:9000/hooks"},
+			[]string{"invalid PAYMOCK_WEBHOOK_URL", `"http://[::]:9000/hooks"`, ":: is in ::/128", "--webhook-deny"}},
+		{"a range of one's own", []string{"--webhook-deny", "10.0.0.0/8", "--webhook-url", "http://10.1.2.3/hooks"}, nil,
+			[]string{"invalid --webhook-url", "10.1.2.3 is in 10.0.0.0/8"}},
+		{"a config endpoint on the metadata address", []string{"--config", metadata}, nil,
+			[]string{"config file " + metadata + ", line 5", `merchant "acme"`, "webhook 1", "169.254.169.254 is in 169.254.0.0/16", "--webhook-deny"}},
+		{"a config endpoint in a range of one's own", []string{"--config", loopback, "--webhook-deny", "127.0.0.0/8"}, nil,
+			[]string{"config file " + loopback + ", line 5", "127.0.0.1 is in 127.0.0.0/8"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := runCLI(cancelled(), append(tc.args, "--addr", "127.0.0.1:0"), tc.env)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2; stderr:\n%s", code, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+	for _, args := range [][]string{
+		{"--webhook-url", "http://localhost:9000/hooks"},                     // loopback is not denied by default
+		{"--webhook-url", "http://metadata.google.internal/computeMetadata"}, // a name: judged at each connection
+		{"--webhook-deny", "", "--webhook-url", "http://0.0.0.0:19000/hooks"},
+		{"--config", loopback},
+	} {
+		if _, stderr, code := runCLI(cancelled(), append(args, "--addr", "127.0.0.1:0"), nil); code != 0 {
+			t.Errorf("%q: exit code %d, want 0; stderr:\n%s", args, code, stderr)
+		}
+	}
+}
