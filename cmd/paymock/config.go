@@ -137,22 +137,38 @@ func readConfig(path string, keyOwner, nameOwner map[string]string, deny *egress
 	}
 	mNodes := items(field(root, "merchants"))
 
+	// Every key, of the flags and of the whole file: a merchant's name is
+	// logged at start and shown on the hosted pages, so one that is also
+	// a key is refused, and such a merchant is named by its place.
+	keys := make(map[string]bool, len(keyOwner))
+	for k := range keyOwner {
+		keys[k] = true
+	}
+	for _, m := range cfg.Merchants {
+		for _, k := range m.APIKeys {
+			keys[k] = true
+		}
+	}
+
 	var errs []error
 	for i := range cfg.Merchants {
 		m := &cfg.Merchants[i]
 		mNode := at(mNodes, i)
 		mLine := lineOf(mNode, 0)
+		who := fmt.Sprintf("merchant %d", i+1)
+		if m.Name != "" && !keys[m.Name] {
+			who = fmt.Sprintf("merchant %q", m.Name)
+		}
 		fail := func(line int, format string, a ...any) {
-			who := fmt.Sprintf("merchant %d", i+1)
-			if m.Name != "" {
-				who = fmt.Sprintf("merchant %q", m.Name)
-			}
 			errs = append(errs, fmt.Errorf("%s: %s: %s", where(line), who, fmt.Sprintf(format, a...)))
 		}
 
 		switch {
 		case m.Name == "":
 			fail(mLine, "name is required")
+		case keys[m.Name]:
+			fail(lineOf(field(mNode, "name"), mLine), "the name is also an API key, and a name is logged at start "+
+				"and shown on the hosted pages: choose another")
 		case nameOwner[m.Name] != "":
 			fail(lineOf(field(mNode, "name"), mLine), "the name is already used by %s", nameOwner[m.Name])
 		default:
@@ -171,7 +187,7 @@ func readConfig(path string, keyOwner, nameOwner map[string]string, deny *egress
 			case keyOwner[k] != "":
 				fail(line, "api key %d is already used by %s", j+1, keyOwner[k])
 			default:
-				keyOwner[k] = fmt.Sprintf("merchant %q (line %d)", m.Name, line)
+				keyOwner[k] = fmt.Sprintf("%s (line %d)", who, line)
 			}
 		}
 

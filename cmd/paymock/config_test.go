@@ -270,3 +270,40 @@ func TestRun_RefusesABadScenarioFileAtStartWithItsLine(t *testing.T) {
 		t.Errorf("exit code = %d, want 2", code)
 	}
 }
+
+// A merchant's name is logged at start and shown on the hosted pages, so
+// a name that is also a key (its own, another merchant's, an --api-key
+// one) would show the key: such a file is refused, in words that do not
+// repeat it.
+func TestRun_RefusesAMerchantNamedLikeAKey(t *testing.T) {
+	const key = "sk_live_abcdefgh12345"
+	for _, tc := range []struct {
+		name, yaml string
+		args       []string
+		want       []string
+	}{
+		{"its own key", "merchants:\n  - name: " + key + "\n    api_keys: [" + key + "]\n", nil,
+			[]string{"line 2", "merchant 1", "the name is also an API key"}},
+		{"a later merchant's key", "merchants:\n  - name: acme\n    api_keys: [sk_test_acme]\n  - name: globex\n    api_keys: [sk_test_globex]\n" +
+			"  - name: " + key + "\n    api_keys: [sk_test_other]\n  - name: initech\n    api_keys: [" + key + "]\n", nil,
+			[]string{"line 6", "merchant 3", "the name is also an API key"}},
+		{"an --api-key key", "merchants:\n  - name: " + key + "\n    api_keys: [sk_test_acme]\n", []string{"--api-key", key},
+			[]string{"line 2", "merchant 1", "the name is also an API key"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, "paymock.yaml", tc.yaml)
+			_, stderr, code := runCLI(cancelled(), append(tc.args, "--config", path, "--addr", "127.0.0.1:0"), nil)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2", code)
+			}
+			if strings.Contains(stderr, key) || strings.Contains(stderr, "abcdefgh") {
+				t.Errorf("stderr shows the key:\n%s", stderr)
+			}
+			for _, w := range append([]string{"config file " + path}, tc.want...) {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}

@@ -84,6 +84,11 @@ func FuzzLoadMerchants(f *testing.F) {
 				keys[k] = true
 			}
 		}
+		for _, m := range list[1:] { // the file's; the --api-key merchant's name is made up
+			if keys[m.Name] {
+				t.Fatalf("loadMerchants(%q): merchant %q is named like a key, which the log and the pages would show", data, m.Name)
+			}
+		}
 		// What the loader accepts, the sandbox's merchants take.
 		if _, err := merchants.New(context.Background(), merchants.Config{Merchants: list, Store: memory.NewMerchants()}); err != nil {
 			t.Fatalf("loadMerchants(%q) accepted merchants merchants.New refuses: %v", data, err)
@@ -201,7 +206,7 @@ func TestLoadMerchants_AKeyWhereANameOrFieldGoesIsNotShown(t *testing.T) {
 		{"an unknown field", "merchants:\n  - name: acme\n    a[" + fuzzFlagKey + "]pi_keys: [sk_test_acme_Zm9vYmFy]\n",
 			`line 3: unknown field "a[[an API key, not shown]]pi_keys" in a merchant`},
 		{"a merchant's name", "merchants:\n  - name: " + fuzzFlagKey + "\n",
-			`line 2: merchant "[an API key, not shown]": api_keys needs at least one key`},
+			`line 2: merchant 1: the name is also an API key`},
 		{"a name holding a key of the file", "merchants:\n  - name: a\n    api_keys: [sk_test_acme_Zm9vYmFy]\n  - name: xsk_test_acme_Zm9vYmFy\n",
 			`merchant "x[an API key, not shown]": api_keys needs at least one key`},
 	} {
