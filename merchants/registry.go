@@ -447,8 +447,12 @@ func (r *Registry) runTimeKey(ctx context.Context, h [32]byte, key string) (*ent
 
 // limitError is the refusal of a new open-mode merchant past the cap.
 func (r *Registry) limitError() error {
-	return fmt.Errorf("%w: this sandbox holds at most %d merchants in open mode; use a key that has been used before, or wait until idle merchants are forgotten",
-		paymock.ErrMerchantLimit, r.maxMerchants)
+	merchants := "merchants"
+	if r.maxMerchants == 1 {
+		merchants = "merchant"
+	}
+	return fmt.Errorf("%w: this sandbox holds at most %d %s in open mode; use a key that has been used before, or wait until idle merchants are forgotten",
+		paymock.ErrMerchantLimit, r.maxMerchants, merchants)
 }
 
 // addOpen stores the token of a new open-mode merchant and holds it.

@@ -372,10 +372,12 @@ func TestRegistry_CapRefusesNewTokensAndServesExistingOnes(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		max  int
-		want int // how many new tokens are accepted
+		want int    // how many new tokens are accepted
+		say  string // in the refusal
 	}{
-		{"default", 0, DefaultMaxMerchants},
-		{"small", 3, 3},
+		{"default", 0, DefaultMaxMerchants, fmt.Sprintf("at most %d merchants in open mode", DefaultMaxMerchants)},
+		{"small", 3, 3, "at most 3 merchants in open mode"},
+		{"one", 1, 1, "at most 1 merchant in open mode"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ms := openMerchants(t, Config{MaxMerchants: tc.max})
@@ -387,8 +389,8 @@ func TestRegistry_CapRefusesNewTokensAndServesExistingOnes(t *testing.T) {
 			if !errors.Is(err, paymock.ErrMerchantLimit) || m != nil {
 				t.Fatalf("token %d past the cap: %v, %v; want paymock.ErrMerchantLimit", tc.want+1, m, err)
 			}
-			if !strings.Contains(err.Error(), fmt.Sprint(tc.want)) {
-				t.Errorf("error %q does not say the cap", err)
+			if !strings.Contains(err.Error(), tc.say) {
+				t.Errorf("error %q does not say %q", err, tc.say)
 			}
 			if again := mustAuth(t, ms, "sk_cap_0"); again != first {
 				t.Error("an existing merchant changed once the cap was reached")
