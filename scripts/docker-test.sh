@@ -5,7 +5,7 @@
 # 65532 and no shell, --read-only, healthy through its HEALTHCHECK,
 # configuration from the environment, the README's walkthrough (create,
 # retrieve, checkout page, complete, a verified webhook), SIGTERM ending
-# it with exit 0 and its pending webhook attempts recorded as interrupted,
+# it with exit 0 and its pending webhook deliveries left pending (logged),
 # at most 25 MB, and --store postgres:// on a docker network; then both
 # compose files end to end, and the Testcontainers examples in Go and Node.
 #
@@ -176,7 +176,7 @@ say "walkthrough: created, retrieved, checkout page, completed, webhook verified
 
 echo "== SIGTERM: exit 0 within docker stop's 5 s, pending attempts recorded"
 # Webhooks to a port where nothing listens: the first attempt fails and a
-# retry waits, which shutdown must record as interrupted.
+# retry waits, which shutdown must leave pending and log.
 term=$run-term
 docker run -d --name "$term" --read-only -p 127.0.0.1::8080 \
   -e PAYMOCK_WEBHOOK_URL=http://127.0.0.1:9/hooks -e PAYMOCK_WEBHOOK_SECRET=$secret "$image" >/dev/null
