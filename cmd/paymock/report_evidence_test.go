@@ -1,0 +1,83 @@
+// The gate's verdict and its evidence agree: nothing the gate counts as a
+// violation is a fault the tests asked for.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/paymock/paymock/sandbox"
+)
+
+// callWith sends one service API call as key with the extra header h (a
+// "Name: value" line, or "") and returns its status, or 0 when the
+// connection was dropped with no answer.
+func callWith(t *testing.T, base, key, method, path, h string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	if name, value, ok := strings.Cut(h, ":"); ok {
+		req.Header.Set(name, strings.TrimSpace(value))
+	}
+	// A connection of its own: a client retries a GET on a reused
+	// connection that was reset, and the reset would be counted twice.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue interface{ Timeout() bool }
+		if errors.As(err, &ue) && ue.Timeout() {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		return 0, nil // reset
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+func TestReport_AMalformedFaultHeaderIsNoViolation(t *testing.T) {
+	r := newGateServer(t, configured(sandbox.DefaultJournalSize))
+	r.call(gateKey, "POST", "/api/v1/payments", goodCreate, http.StatusCreated)
+	// Refused with a 400 naming the header on every operation, retrieve's
+	// too, and never carried out.
+	for _, path := range []string{"/api/v1/payments", "/api/v1/payments/pay_missing"} {
+		st, body := callWith(t, r.srv.URL, gateKey, "GET", path, "Paymock-Fault: status=418")
+		var e struct {
+			Error struct{ Param, Code string }
+		}
+		if json.Unmarshal(body, &e); st != http.StatusBadRequest || e.Error.Param != "Paymock-Fault" {
+			t.Errorf("GET %s with Paymock-Fault: status=418 = %d %s, want 400 naming the header", path, st, body)
+		}
+	}
+	stdout, stderr, code := runCLI(context.Background(), []string{"report", "--url", r.srv.URL, "--api-key", gateKey, "--fail-on-violations"}, nil)
+	if code != 0 || !strings.Contains(stdout, "0 of 3 calls violated the contract") || !strings.Contains(stdout, "2 answers injected by faults asked for") {
+		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant a pass: a fault asked for, even badly, is no violation", code, stdout, stderr)
+	}
+	// The journal says what happened to them.
+	st, body := callWith(t, r.srv.URL, gateKey, "GET", "/_sandbox/requests?per_page=3", "")
+	var page struct {
+		Items []struct {
+			Path          string `json:"path"`
+			InjectedFault string `json:"injected_fault"`
+			InjectedBy    string `json:"injected_by"`
+			Violations    []any  `json:"violations"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(body, &page); st != http.StatusOK || err != nil || len(page.Items) != 3 {
+		t.Fatalf("journal: %d %s", st, body)
+	}
+	for _, it := range page.Items[1:] {
+		if it.InjectedFault != "header" || it.InjectedBy != `Paymock-Fault header: refused as malformed, nothing injected: "status=418"` || it.Violations != nil {
+			t.Errorf("journal entry of %s = %+v, want the header's refusal, no violation", it.Path, it)
+		}
+	}
+}
