@@ -4,6 +4,7 @@
 package mockserver
 
 import (
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"net/http"
@@ -68,6 +69,32 @@ type Report struct {
 	Operations    []ReportOperation `json:"operations"`
 }
 
+// ResetStatus is the status a report counts a connection reset by a fault
+// under: no answer at all, never one the contract declares.
+const ResetStatus = 0
+
+// CompareStatuses orders statuses as a report lists them: by number, a
+// reset last.
+func CompareStatuses(a, b int) int {
+	switch {
+	case a == b:
+		return 0
+	case a == ResetStatus:
+		return 1
+	case b == ResetStatus:
+		return -1
+	}
+	return cmp.Compare(a, b)
+}
+
+// StatusText is a status as a report prints it: "201", or "reset".
+func StatusText(status int) string {
+	if status == ResetStatus {
+		return "reset"
+	}
+	return strconv.Itoa(status)
+}
+
 // OperationCounts are the counters a report is made of for one operation,
 // as the server's journal and the proxy's both keep them.
 type OperationCounts struct {
@@ -111,7 +138,7 @@ func FillReport(r *Report, ops []contract.Operation, counts map[string]*Operatio
 				ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Count: n})
 			}
 		}
-		slices.SortFunc(ro.Statuses, func(a, b ReportStatus) int { return a.Status - b.Status })
+		slices.SortFunc(ro.Statuses, func(a, b ReportStatus) int { return CompareStatuses(a.Status, b.Status) })
 		for v, n := range oc.Violations {
 			v.Count = n
 			ro.Violations = append(ro.Violations, v)
@@ -215,7 +242,7 @@ func JUnit(r Report) ([]byte, error) {
 		var seen []string
 		for _, st := range op.Statuses {
 			if st.Count > 0 {
-				seen = append(seen, strconv.Itoa(st.Status))
+				seen = append(seen, StatusText(st.Status))
 			}
 		}
 		tc.SystemOut = fmt.Sprintf("%s, %d violating", count(op.Calls, "call", "calls"), op.ViolatingCalls)

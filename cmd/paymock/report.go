@@ -358,7 +358,8 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 		for _, s := range op.Statuses {
 			if s.Count > 0 {
 				seen = append(seen, s.Status)
-				if !s.Declared {
+				// A reset is no status at all: it shows as one, unmarked.
+				if !s.Declared && s.Status != mockserver.ResetStatus {
 					notDeclared[s.Status] = true
 					undeclared = true
 				}
@@ -367,7 +368,7 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 				declared = append(declared, s.Status)
 			}
 		}
-		slices.Sort(seen)
+		slices.SortFunc(seen, mockserver.CompareStatuses)
 		slices.Sort(declared)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s / %s\n",
 			op.OperationID, op.Method, op.Path, op.Calls, op.ViolatingCalls,
@@ -421,7 +422,7 @@ func statusList(codes []int, mark map[int]bool) string {
 	}
 	parts := make([]string, len(codes))
 	for i, c := range codes {
-		parts[i] = strconv.Itoa(c)
+		parts[i] = mockserver.StatusText(c)
 		if mark[c] {
 			parts[i] += "*"
 		}

@@ -1,14 +1,17 @@
 // The gate's verdict and its evidence agree: nothing the gate counts as a
-// violation is a fault the tests asked for.
+// violation is a fault the tests asked for, and a reset is shown as one.
 
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,6 +45,52 @@ func callWith(t *testing.T, base, key, method, path, h string) (int, []byte) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, body
+}
+
+// junitDoc is what the tests read of a JUnit file.
+type junitDoc struct {
+	XMLName  xml.Name `xml:"testsuites"`
+	Failures string   `xml:"failures,attr"`
+	Suites   []struct {
+		Cases []struct {
+			Name      string `xml:"name,attr"`
+			SystemOut string `xml:"system-out"`
+			Failures  []struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+		} `xml:"testcase"`
+	} `xml:"testsuite"`
+}
+
+// readJUnit reads the JUnit file at path.
+func readJUnit(t *testing.T, path string) junitDoc {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no JUnit file: %v", err)
+	}
+	var doc junitDoc
+	if err := xml.Unmarshal(raw, &doc); err != nil {
+		t.Fatalf("the JUnit file is not XML: %v\n%s", err, raw)
+	}
+	return doc
+}
+
+// junitCounts reads a JUnit file: the failures the suites declare, and
+// each test case's system-out ("out: ...") and failure messages.
+func junitCounts(t *testing.T, path string) (failures string, messages map[string][]string) {
+	t.Helper()
+	doc := readJUnit(t, path)
+	messages = map[string][]string{}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			messages[c.Name] = append(messages[c.Name], "out: "+c.SystemOut)
+			for _, f := range c.Failures {
+				messages[c.Name] = append(messages[c.Name], f.Message)
+			}
+		}
+	}
+	return doc.Failures, messages
 }
 
 func TestReport_AMalformedFaultHeaderIsNoViolation(t *testing.T) {
@@ -79,5 +128,26 @@ func TestReport_AMalformedFaultHeaderIsNoViolation(t *testing.T) {
 		if it.InjectedFault != "header" || it.InjectedBy != `Paymock-Fault header: refused as malformed, nothing injected: "status=418"` || it.Violations != nil {
 			t.Errorf("journal entry of %s = %+v, want the header's refusal, no violation", it.Path, it)
 		}
+	}
+}
+
+func TestReport_AResetFaultShowsAsReset(t *testing.T) {
+	r := newGateServer(t, configured(sandbox.DefaultJournalSize))
+	r.call(gateKey, "GET", "/api/v1/payments", "", http.StatusOK)
+	if st, _ := callWith(t, r.srv.URL, gateKey, "GET", "/api/v1/payments", "Paymock-Fault: reset"); st != 0 {
+		t.Fatalf("GET with Paymock-Fault: reset = %d, want the connection dropped", st)
+	}
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	stdout, stderr, code := runCLI(context.Background(),
+		[]string{"report", "--url", r.srv.URL, "--api-key", gateKey, "--fail-on-violations", "--junit", junit}, nil)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, " 200 reset / 200 ") || strings.Contains(stdout, "0*") || strings.Contains(stdout, "does not declare") {
+		t.Errorf("the reset is not shown as one:\n%s", stdout)
+	}
+	_, cases := junitCounts(t, junit)
+	if got := strings.Join(cases["listPayments GET /api/v1/payments"], "\n"); !strings.Contains(got, "statuses seen: 200 reset") {
+		t.Errorf("JUnit's listPayments case = %q, want the reset named", got)
 	}
 }
