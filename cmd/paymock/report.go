@@ -407,6 +407,16 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 			lines = append(lines, fmt.Sprintf("  %s %s: %s (%d×)", where, v.Code, v.Message, v.Count))
 		}
 	}
+	// Calls of no operation violate the contract too: the gate counts
+	// them, so they are listed with the rest.
+	for _, u := range rep.Unmatched {
+		lines = append(lines, fmt.Sprintf("  %s %s (no operation) %s: %s (%d×)", u.Method, u.Path, u.Code, u.Message, u.Count))
+	}
+	if n := rep.UnlistedUnmatched(); n > 0 {
+		// Trimmed from the journal, past the list's end, or from a
+		// report that lists none (the proxy's).
+		lines = append(lines, fmt.Sprintf("  %d more %s of no operation, not listed by path", n, plural(n, "call", "calls")))
+	}
 	if len(lines) > 0 {
 		fmt.Fprintln(w, "violations:")
 		for _, l := range lines {

@@ -1,5 +1,6 @@
-// The gate's verdict and its evidence agree: nothing the gate counts as a
-// violation is a fault the tests asked for, and a reset is shown as one.
+// The gate's verdict and its evidence agree: every call that fails
+// --fail-on-violations is shown in the table and in the JUnit report, and
+// nothing the gate shows as a failure is a fault the tests asked for.
 
 package main
 
@@ -91,6 +92,41 @@ func junitCounts(t *testing.T, path string) (failures string, messages map[strin
 		}
 	}
 	return doc.Failures, messages
+}
+
+func TestReport_CallsThatMatchedNoOperationAreShownWhereTheGateFails(t *testing.T) {
+	r := newGateServer(t, configured(sandbox.DefaultJournalSize))
+	r.call(gateKey, "GET", "/api/v1/payments", "", http.StatusOK)
+	r.call(gateKey, "GET", "/api/v1/payment", "", http.StatusNotFound)
+	r.call(gateKey, "GET", "/api/v1/payment", "", http.StatusNotFound)
+	r.call(gateKey, "DELETE", "/api/v1/payments", "", http.StatusMethodNotAllowed)
+
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	stdout, stderr, code := runCLI(context.Background(),
+		[]string{"report", "--url", r.srv.URL, "--api-key", gateKey, "--fail-on-violations", "--junit", junit}, nil)
+	if code != 1 || !strings.Contains(stderr, "--fail-on-violations: 3 of 4 calls violated the contract") {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 1 for 3 violating calls", code, stderr)
+	}
+	for _, want := range []string{
+		"3 calls matched no operation",
+		"violations:\n",
+		"  GET /api/v1/payment (no operation) route_not_found: no such route: GET /api/v1/payment; did you mean /api/v1/payments? (2×)\n",
+		"  DELETE /api/v1/payments (no operation) method_not_allowed: ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout does not contain %q:\n%s", want, stdout)
+		}
+	}
+	failures, cases := junitCounts(t, junit)
+	if failures != "1" {
+		t.Errorf("JUnit failures = %q, want 1 failed test case: %v", failures, cases)
+	}
+	got := strings.Join(cases["calls that matched no operation"], "\n")
+	for _, want := range []string{"GET /api/v1/payment: route_not_found", "DELETE /api/v1/payments: method_not_allowed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("JUnit's case of unmatched calls lacks %q: %v", want, cases)
+		}
+	}
 }
 
 func TestReport_AMalformedFaultHeaderIsNoViolation(t *testing.T) {
