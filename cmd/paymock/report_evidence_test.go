@@ -129,6 +129,32 @@ func TestReport_CallsThatMatchedNoOperationAreShownWhereTheGateFails(t *testing.
 	}
 }
 
+func TestReport_RefusesTheAPIsBaseURL(t *testing.T) {
+	r := newGateServer(t, configured(sandbox.DefaultJournalSize))
+	r.call(gateKey, "GET", "/api/v1/payments", "", http.StatusOK)
+	for _, suffix := range []string{"/api/v1", "/api/v1/", "/api"} {
+		_, stderr, code := runCLI(context.Background(), []string{"report", "--url", r.srv.URL + suffix, "--api-key", gateKey}, nil)
+		if code != 2 || !strings.Contains(stderr, "give the server's base URL, not the API's: --url "+r.srv.URL+"\n") {
+			t.Errorf("--url ...%s: exit %d, stderr:\n%s\nwant exit 2 naming --url %s", suffix, code, stderr, r.srv.URL)
+		}
+	}
+	// The mistaken URL sent nothing: the merchant's report is as the tests
+	// left it, and the gate passes.
+	stdout, stderr, code := runCLI(context.Background(), []string{"report", "--url", r.srv.URL, "--api-key", gateKey, "--fail-on-violations"}, nil)
+	if code != 0 || !strings.Contains(stdout, "0 of 1 call violated the contract") {
+		t.Errorf("exit %d after the mistaken URLs, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+func TestReport_A404OfTheReportSaysToGiveTheServersBaseURL(t *testing.T) {
+	r := newGateServer(t, configured(sandbox.DefaultJournalSize))
+	_, stderr, code := runCLI(context.Background(), []string{"report", "--url", r.srv.URL + "/v1", "--api-key", gateKey}, nil)
+	if code != 1 || !strings.Contains(stderr, "404 Not Found") ||
+		!strings.Contains(stderr, "\n  no report at that URL: give --url the paymock server's base URL") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and what --url should be", code, stderr)
+	}
+}
+
 func TestReport_AMalformedFaultHeaderIsNoViolation(t *testing.T) {
 	r := newGateServer(t, configured(sandbox.DefaultJournalSize))
 	r.call(gateKey, "POST", "/api/v1/payments", goodCreate, http.StatusCreated)
