@@ -54,6 +54,10 @@ type exchange struct {
 	fault   string // the id of the fault rule that shaped the answer
 	faultBy string // how that rule was asked for, and what it does
 	reset   bool   // a fault asked for the connection to be dropped
+	// faultRefused says the answer is the refusal of a malformed fault
+	// header: an answer about the sandbox's instrument, which no
+	// operation declares, checked as any error outside one is.
+	faultRefused bool
 	// wire is the payment a handler answered, when the encoder wrote it
 	// by hand into wireBody: the response check reads its values rather
 	// than the bytes, as long as the answer still holds those bytes.
@@ -416,6 +420,8 @@ func (s *Server) checkResponse(next echo.HandlerFunc) echo.HandlerFunc {
 		r, rec := c.Request(), x.rec
 		var verr error
 		switch {
+		case x.faultRefused:
+			verr = s.docs.Service.ValidateError(rec.body.Bytes())
 		case x.route != nil && x.wireBody != nil && bytes.Equal(rec.body.Bytes(), x.wireBody):
 			verr = x.doc.ValidatePaymentResponse(r.Context(), r, x.route, rec.status, rec.header, rec.body.Bytes(), &x.wire)
 		case x.route != nil:

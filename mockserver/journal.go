@@ -194,7 +194,17 @@ func (s *Server) report(ctx context.Context, merchantID string) (Report, error) 
 	if err != nil {
 		return Report{}, fmt.Errorf("count the request journal: %w", err)
 	}
-	return s.reportOf(countedJournal(counts)), nil
+	r := s.reportOf(countedJournal(counts))
+	if r.UnmatchedCalls > 0 {
+		// Only the journal knows their paths: its violating entries.
+		bad, _, err := s.journal.store.ListRequests(ctx, merchantID, paymock.JournalQuery{Keep: s.journal.size,
+			Violations: true, Limit: s.journal.size})
+		if err != nil {
+			return Report{}, fmt.Errorf("list the request journal: %w", err)
+		}
+		r.Unmatched = listUnmatched(bad)
+	}
+	return r, nil
 }
 
 // countedJournal turns a store's counts into the report's counters.

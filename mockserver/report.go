@@ -4,6 +4,7 @@
 package mockserver
 
 import (
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"net/http"
@@ -56,16 +57,72 @@ type ReportCoverage struct {
 	StatusesTotal       int     `json:"statuses_total"`
 }
 
+// ReportUnmatched is how often the client called one path with one
+// method the contract does not have (a route with a typo, the API's base
+// URL pasted where the server's was wanted): violations of no operation.
+type ReportUnmatched struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Status int    `json:"status"` // 404 route_not_found or 405 method_not_allowed
+	Code   string `json:"code"`
+	// Message is the answer's, with its guess at the route meant.
+	Message string `json:"message"`
+	Count   int    `json:"count"`
+}
+
 // Report is the answer of GET /_sandbox/report, as `paymock report` reads it.
 type Report struct {
 	Calls          int `json:"calls"`
 	ViolatingCalls int `json:"violating_calls"`
+	// UnmatchedCalls are the violating calls that matched no operation,
+	// so that no operation lists their violations: Unmatched does.
 	UnmatchedCalls int `json:"unmatched_calls"`
+	// Unmatched lists those of UnmatchedCalls the journal still holds, by
+	// method and path, most frequent first, at most maxUnmatchedListed;
+	// the rest (trimmed from the journal, or past the list's end) are
+	// counted only.
+	Unmatched []ReportUnmatched `json:"unmatched,omitempty"`
 	// InjectedCalls are calls whose answer a fault the client asked for
 	// replaced; they count nowhere else.
 	InjectedCalls int               `json:"injected_calls"`
 	Coverage      ReportCoverage    `json:"coverage"`
 	Operations    []ReportOperation `json:"operations"`
+}
+
+// UnlistedUnmatched is how many of r's unmatched calls Unmatched does not
+// list.
+func (r Report) UnlistedUnmatched() int {
+	n := r.UnmatchedCalls
+	for _, u := range r.Unmatched {
+		n -= u.Count
+	}
+	return max(n, 0)
+}
+
+// ResetStatus is the status a report counts a connection reset by a fault
+// under: no answer at all, never one the contract declares.
+const ResetStatus = 0
+
+// CompareStatuses orders statuses as a report lists them: by number, a
+// reset last.
+func CompareStatuses(a, b int) int {
+	switch {
+	case a == b:
+		return 0
+	case a == ResetStatus:
+		return 1
+	case b == ResetStatus:
+		return -1
+	}
+	return cmp.Compare(a, b)
+}
+
+// StatusText is a status as a report prints it: "201", or "reset".
+func StatusText(status int) string {
+	if status == ResetStatus {
+		return "reset"
+	}
+	return strconv.Itoa(status)
 }
 
 // OperationCounts are the counters a report is made of for one operation,
@@ -111,7 +168,7 @@ func FillReport(r *Report, ops []contract.Operation, counts map[string]*Operatio
 				ro.Statuses = append(ro.Statuses, ReportStatus{Status: st, Count: n})
 			}
 		}
-		slices.SortFunc(ro.Statuses, func(a, b ReportStatus) int { return a.Status - b.Status })
+		slices.SortFunc(ro.Statuses, func(a, b ReportStatus) int { return CompareStatuses(a.Status, b.Status) })
 		for v, n := range oc.Violations {
 			v.Count = n
 			ro.Violations = append(ro.Violations, v)
@@ -131,6 +188,45 @@ func (s *Server) reportOf(snap merchantJournal) Report {
 	r := Report{Calls: snap.calls, ViolatingCalls: snap.violating, UnmatchedCalls: snap.unmatched, InjectedCalls: snap.injected}
 	FillReport(&r, s.docs.Service.Operations(), snap.ops)
 	return r
+}
+
+// maxUnmatchedListed bounds the distinct unmatched calls a report lists:
+// their paths are the client's, as many as it cares to send.
+const maxUnmatchedListed = 50
+
+// listUnmatched groups the journal's entries of service API calls that
+// matched no operation by method, path and answer, most frequent first.
+// A list read from the journal rather than from counters that outlive
+// it: counted per path, the counters would grow with every path a client
+// makes up.
+func listUnmatched(entries []JournalEntry) []ReportUnmatched {
+	type key struct {
+		method, path string
+		status       int
+	}
+	at := map[key]int{}
+	var out []ReportUnmatched
+	for _, e := range entries {
+		if e.Operation != "" || len(e.Violations) == 0 || !strings.HasPrefix(e.Path, "/api/") {
+			continue // an operation's call, or a control API call: not counted
+		}
+		k := key{e.Method, e.Path, e.Status}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, ReportUnmatched{Method: e.Method, Path: e.Path, Status: e.Status,
+				Code: e.Violations[0].Code, Message: e.Violations[0].Message})
+		}
+		out[i].Count++
+	}
+	slices.SortStableFunc(out, func(a, b ReportUnmatched) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Method+" "+a.Path, b.Method+" "+b.Path)
+	})
+	return out[:min(len(out), maxUnmatchedListed)]
 }
 
 // fraction is n/d to four places, 0 for nothing out of nothing.
@@ -164,7 +260,9 @@ func (s *Server) getReport(c *echo.Context) error {
 }
 
 // JUnit XML, the form CI systems display natively: one test case per
-// operation, one failure per distinct violation.
+// operation, one failure per distinct violation, and a test case of the
+// calls that matched no operation when there were any, so that every
+// violating call the gate counts is a failure there too.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -215,7 +313,7 @@ func JUnit(r Report) ([]byte, error) {
 		var seen []string
 		for _, st := range op.Statuses {
 			if st.Count > 0 {
-				seen = append(seen, strconv.Itoa(st.Status))
+				seen = append(seen, StatusText(st.Status))
 			}
 		}
 		tc.SystemOut = fmt.Sprintf("%s, %d violating", count(op.Calls, "call", "calls"), op.ViolatingCalls)
@@ -243,12 +341,36 @@ func JUnit(r Report) ([]byte, error) {
 		suite.Tests++
 		suite.Cases = append(suite.Cases, tc)
 	}
+	if tc, ok := unmatchedCase(r); ok {
+		suite.Tests++
+		suite.Failures++
+		suite.Cases = append(suite.Cases, tc)
+	}
 	doc := junitSuites{Name: "paymock", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// unmatchedCase is the test case of the calls that matched no operation,
+// one failure per method and path, and one for those not listed.
+func unmatchedCase(r Report) (junitCase, bool) {
+	if r.UnmatchedCalls == 0 {
+		return junitCase{}, false
+	}
+	tc := junitCase{Name: "calls that matched no operation", ClassName: "paymock.contract",
+		SystemOut: count(r.UnmatchedCalls, "call", "calls") + " to a path or method the contract does not have"}
+	for _, u := range r.Unmatched {
+		tc.Failures = append(tc.Failures, junitFailure{Message: u.Method + " " + u.Path + ": " + u.Code, Type: u.Code,
+			Text: fmt.Sprintf("%s (%d×)", u.Message, u.Count)})
+	}
+	if n := r.UnlistedUnmatched(); n > 0 {
+		tc.Failures = append(tc.Failures, junitFailure{Message: "calls that matched no operation, not listed by path", Type: "route_not_found",
+			Text: count(n, "call", "calls") + " matched no operation: the report does not list them by path (trimmed from the journal, or past its list)"})
+	}
+	return tc, true
 }
 
 // reportSummary is the report's totals in a sentence: "3 calls, 1

@@ -92,8 +92,8 @@ the operations, their calls, statuses and contract violations, and exits:
   2  a usage error (a missing or invalid flag)
 
 Flags:
-  --url URL                 base URL of the paymock server, e.g. http://localhost:8080
-                            (env %s)
+  --url URL                 base URL of the paymock server, e.g. http://localhost:8080,
+                            not the API's (.../api/v1) (env %s)
   --api-key KEY             the merchant's API key, sent as Authorization: Bearer KEY
                             (env %s)
   --min-calls N             fail when the report counts fewer than N calls of the
@@ -140,6 +140,14 @@ func parseReportOptions(args []string, getenv func(string) string) (o *reportOpt
 		fail("--url (or %s) is required", reportURLEnv)
 	} else if u, err := parsePublicURL(o.url); err != nil {
 		fail("invalid %s: %v", urlSrc, err)
+	} else if base, ok := strings.CutSuffix(u, "/api/v1"); ok || strings.HasSuffix(u, "/api") {
+		// The client's base URL, pasted: the report is not under it, and
+		// asking there would itself count as a call of no operation.
+		if !ok {
+			base = strings.TrimSuffix(u, "/api")
+		}
+		fail("invalid %s: %q is the API's base URL, which the client is given; give the server's base URL, not the API's: --url %s",
+			urlSrc, o.url, base)
 	} else {
 		o.url = u
 	}
@@ -293,6 +301,9 @@ func fetchReport(ctx context.Context, client *http.Client, o *reportOptions, for
 	switch code := errorCode(body); {
 	case resp.StatusCode == http.StatusUnauthorized:
 		msg += fmt.Sprintf("\n  the server does not know the key of %s: give it the key your tests used", o.keySource)
+	case resp.StatusCode == http.StatusNotFound: // paymock's report is never one
+		msg += "\n  no report at that URL: give --url the paymock server's base URL (where /_sandbox/ and /api/v1/ are)," +
+			" e.g. http://localhost:8080, not the API's"
 	case code == "journal_disabled":
 		msg += "\n  no gate can pass without a report: start the server with a journal" +
 			" (leave out --journal-size 0 and PAYMOCK_JOURNAL_SIZE=0)"
@@ -358,7 +369,8 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 		for _, s := range op.Statuses {
 			if s.Count > 0 {
 				seen = append(seen, s.Status)
-				if !s.Declared {
+				// A reset is no status at all: it shows as one, unmarked.
+				if !s.Declared && s.Status != mockserver.ResetStatus {
 					notDeclared[s.Status] = true
 					undeclared = true
 				}
@@ -367,7 +379,7 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 				declared = append(declared, s.Status)
 			}
 		}
-		slices.Sort(seen)
+		slices.SortFunc(seen, mockserver.CompareStatuses)
 		slices.Sort(declared)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s / %s\n",
 			op.OperationID, op.Method, op.Path, op.Calls, op.ViolatingCalls,
@@ -406,6 +418,16 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 			lines = append(lines, fmt.Sprintf("  %s %s: %s (%d×)", where, v.Code, v.Message, v.Count))
 		}
 	}
+	// Calls of no operation violate the contract too: the gate counts
+	// them, so they are listed with the rest.
+	for _, u := range rep.Unmatched {
+		lines = append(lines, fmt.Sprintf("  %s %s (no operation) %s: %s (%d×)", u.Method, u.Path, u.Code, u.Message, u.Count))
+	}
+	if n := rep.UnlistedUnmatched(); n > 0 {
+		// Trimmed from the journal, past the list's end, or from a
+		// report that lists none (the proxy's).
+		lines = append(lines, fmt.Sprintf("  %d more %s of no operation, not listed by path", n, plural(n, "call", "calls")))
+	}
 	if len(lines) > 0 {
 		fmt.Fprintln(w, "violations:")
 		for _, l := range lines {
@@ -421,7 +443,7 @@ func statusList(codes []int, mark map[int]bool) string {
 	}
 	parts := make([]string, len(codes))
 	for i, c := range codes {
-		parts[i] = strconv.Itoa(c)
+		parts[i] = mockserver.StatusText(c)
 		if mark[c] {
 			parts[i] += "*"
 		}

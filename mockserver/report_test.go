@@ -1,0 +1,82 @@
+// Tests of the report's forms: the calls of no operation, and resets.
+
+package mockserver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/contract"
+)
+
+func TestListUnmatched_GroupsTheServiceCallsOfNoOperation(t *testing.T) {
+	notFound := func(method, path string) JournalEntry {
+		return JournalEntry{Method: method, Path: path, Status: 404,
+			Violations: []paymock.Violation{{Code: "route_not_found", Message: "no such route: " + method + " " + path}}}
+	}
+	entries := []JournalEntry{
+		notFound("GET", "/api/v1/payment"),
+		{Method: "GET", Path: "/api/v1/payments", Operation: "listPayments", Status: 400,
+			Violations: []paymock.Violation{{Param: "page", Code: "parameter_invalid", Message: "page"}}},
+		notFound("GET", "/_sandbox/nope"), // the control API's: not counted
+		notFound("POST", "/api/v1/refunds"),
+		notFound("GET", "/api/v1/payment"),
+	}
+	got := listUnmatched(entries)
+	want := []ReportUnmatched{
+		{Method: "GET", Path: "/api/v1/payment", Status: 404, Code: "route_not_found", Message: "no such route: GET /api/v1/payment", Count: 2},
+		{Method: "POST", Path: "/api/v1/refunds", Status: 404, Code: "route_not_found", Message: "no such route: POST /api/v1/refunds", Count: 1},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("listUnmatched =\n%v\nwant\n%v", got, want)
+	}
+
+	var many []JournalEntry
+	for i := range 2 * maxUnmatchedListed {
+		many = append(many, notFound("GET", fmt.Sprintf("/api/v1/x%d", i)))
+	}
+	if got := listUnmatched(many); len(got) != maxUnmatchedListed {
+		t.Errorf("listUnmatched of %d paths lists %d, want at most %d", len(many), len(got), maxUnmatchedListed)
+	}
+}
+
+func TestJUnit_EveryViolatingCallIsAFailure(t *testing.T) {
+	r := Report{Calls: 4, ViolatingCalls: 3, UnmatchedCalls: 3, Operations: []ReportOperation{{
+		OperationID: "listPayments", Method: "GET", Path: "/api/v1/payments", Calls: 1,
+		Statuses: []ReportStatus{{Status: 200, Declared: true, Count: 1}},
+	}}, Unmatched: []ReportUnmatched{{Method: "GET", Path: "/api/v1/payment", Status: 404, Code: "route_not_found",
+		Message: "no such route: GET /api/v1/payment; did you mean /api/v1/payments?", Count: 2}}}
+	b, err := JUnit(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, want := range []string{
+		`<testsuites name="paymock" tests="2" failures="1">`,
+		`<testcase name="calls that matched no operation" classname="paymock.contract">`,
+		`<failure message="GET /api/v1/payment: route_not_found" type="route_not_found">no such route: GET /api/v1/payment; did you mean /api/v1/payments? (2×)</failure>`,
+		// The third, trimmed from the journal, is a failure too.
+		`<failure message="calls that matched no operation, not listed by path" type="route_not_found">1 call matched no operation`,
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("JUnit lacks %s:\n%s", want, doc)
+		}
+	}
+}
+
+func TestFillReport_ListsAResetLast(t *testing.T) {
+	var r Report
+	counts := NewOperationCounts()
+	counts.Calls, counts.Statuses[ResetStatus], counts.Statuses[200] = 2, 1, 1
+	FillReport(&r, []contract.Operation{{ID: "listPayments", Method: "GET", Path: "/api/v1/payments", Statuses: []int{200}}},
+		map[string]*OperationCounts{"listPayments": counts})
+	b, err := JUnit(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "statuses seen: 200 reset") {
+		t.Errorf("JUnit does not name the reset last:\n%s", b)
+	}
+}
