@@ -100,18 +100,7 @@ func serveBareFrom(ctx context.Context, base string, out io.Writer) error {
 	if err := json.Unmarshal(retrieve.body, &p); err != nil || p.ID == "" {
 		return fmt.Errorf("the retrieve answered no payment id: %s", retrieve.body)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: bareHandler(create, retrieve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	if _, err := fmt.Fprintln(out, ln.Addr().String(), p.ID); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	return nil
+	return serveCanned(ctx, create, retrieve, out, " "+p.ID, nil)
 }
 
 // serveBare is the baseline process: the canned answers from in (one JSON
@@ -132,21 +121,27 @@ func serveBare(ctx context.Context, in io.Reader, out io.Writer) error {
 	if !ok1 || !ok2 {
 		return errors.New("the canned answers need a create and a retrieve")
 	}
+	closed := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, r); close(closed) }()
+	return serveCanned(ctx, canned{c.Status, c.Header, c.Body}, canned{g.Status, g.Header, g.Body}, out, "", closed)
+}
+
+// serveCanned serves bareHandler on a loopback port, prints the port's
+// address and then note to out, and serves until ctx ends or until closes
+// (nil: never).
+func serveCanned(ctx context.Context, create, retrieve canned, out io.Writer, note string, until <-chan struct{}) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: bareHandler(canned{c.Status, c.Header, c.Body}, canned{g.Status, g.Header, g.Body}),
-		ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: bareHandler(create, retrieve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
-	if _, err := fmt.Fprintln(out, ln.Addr().String()); err != nil {
+	if _, err := fmt.Fprintln(out, ln.Addr().String()+note); err != nil {
 		return err
 	}
-	closed := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, r); close(closed) }()
 	select {
-	case <-closed:
+	case <-until:
 	case <-ctx.Done():
 	}
 	return nil

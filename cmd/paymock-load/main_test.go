@@ -39,14 +39,7 @@ func TestParse_RefusesTargetsOffThisMachine(t *testing.T) {
 // TestRun_DrivesARealServer runs a short, bounded load against a real
 // paymock and checks every request got the answer it should.
 func TestRun_DrivesARealServer(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Start()
-	defer sb.Close(context.Background())
-	ts := httptest.NewServer(sb.Handler())
-	defer ts.Close()
+	ts := startSandbox(t)
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -58,6 +51,20 @@ func TestRun_DrivesARealServer(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
+}
+
+// startSandbox serves a real paymock on loopback for the test.
+func startSandbox(t *testing.T) *httptest.Server {
+	t.Helper()
+	sb, err := sandbox.New(sandbox.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb.Start()
+	t.Cleanup(func() { _ = sb.Close(context.Background()) })
+	ts := httptest.NewServer(sb.Handler())
+	t.Cleanup(ts.Close)
+	return ts
 }
 
 // TestMain is also the baseline process of the comparison, which starts
@@ -78,14 +85,7 @@ func TestMain(m *testing.M) {
 // baseline in a process of its own and in this one, and checks it reports
 // both targets and a ratio for create and retrieve.
 func TestRun_ComparesWithABareBaseline(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Start()
-	defer sb.Close(context.Background())
-	ts := httptest.NewServer(sb.Handler())
-	defer ts.Close()
+	ts := startSandbox(t)
 	for _, extra := range [][]string{nil, {"--bare-in-process"}} {
 		var out bytes.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -171,14 +171,7 @@ func TestParseStart_RefusesIncompleteCommands(t *testing.T) {
 }
 
 func TestServeBareFrom_AnswersWhatPaymockAnsweredAndNamesThePayment(t *testing.T) {
-	sb, err := sandbox.New(sandbox.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb.Start()
-	defer sb.Close(context.Background())
-	ts := httptest.NewServer(sb.Handler())
-	defer ts.Close()
+	ts := startSandbox(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
