@@ -194,7 +194,11 @@ type Endpoint struct {
 	// ReadOnly endpoints come from the configuration or flags and cannot
 	// be disabled or deleted here.
 	ReadOnly bool
-	Created  time.Time
+	// SharedSecret: signed with the operator's secret (--webhook-url),
+	// the same for every merchant, which no merchant is shown: the card
+	// offers no reveal.
+	SharedSecret bool
+	Created      time.Time
 }
 
 // Request is one request of the journal. Its fields mirror the control

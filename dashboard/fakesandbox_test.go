@@ -374,19 +374,20 @@ func (f *fakeSandbox) AddEndpoint(_ context.Context, m *paymock.Merchant, u stri
 
 // addReadOnly adds a configured endpoint, as from the config file.
 func (f *fakeSandbox) addReadOnly(merchantID, u string) string {
-	return f.addConfigured(merchantID, u, "whsec_cmVhZG9ubHk=")
+	return f.addConfigured(merchantID, u, "whsec_cmVhZG9ubHk=", false)
 }
 
 // addOperators adds the operator's endpoint (--webhook-url), shared by
 // every merchant: its secret comes masked.
 func (f *fakeSandbox) addOperators(merchantID, u string) string {
-	return f.addConfigured(merchantID, u, paymock.MaskKey("whsec_b3BlcmF0b3Jz"))
+	return f.addConfigured(merchantID, u, paymock.MaskKey("whsec_b3BlcmF0b3Jz"), true)
 }
 
-func (f *fakeSandbox) addConfigured(merchantID, u, secret string) string {
+func (f *fakeSandbox) addConfigured(merchantID, u, secret string, shared bool) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ep := &fakeEndpoint{merchantID: merchantID, secret: secret, Endpoint: dashboard.Endpoint{ID: f.next("we"), URL: u, ReadOnly: true}}
+	ep := &fakeEndpoint{merchantID: merchantID, secret: secret,
+		Endpoint: dashboard.Endpoint{ID: f.next("we"), URL: u, ReadOnly: true, SharedSecret: shared}}
 	f.endpoints = append(f.endpoints, ep)
 	return ep.ID
 }

@@ -141,10 +141,25 @@ func TestWebhooks_RevealSaysWhetherTheSecretIsShownOrStaysMasked(t *testing.T) {
 	}{
 		{"added", "", "Secret revealed below", "masked", false},
 		{"configured", h.fake.addReadOnly("acme", "https://config.example/hooks"), "Secret revealed below", "masked", false},
-		{"operator's", h.fake.addOperators("acme", "https://operator.example/hooks"), "stays masked", "revealed below", true},
 	}
 	b := h.browser()
 	b.signIn(acmeKey)
+	// The operator's secret, the same for every merchant, has no reveal:
+	// the card says whose it is, and a post made anyway keeps it masked.
+	operators := h.fake.addOperators("acme", "https://operator.example/hooks")
+	list := b.get("/dashboard/webhooks")
+	card := find(list.doc, "data-endpoint-id", operators)
+	if find(card, "data-action", "reveal-secret") != nil || find(card, "data-field", "secret-shared") == nil {
+		t.Errorf("the operator's endpoint offers a reveal or does not say its secret is shared: %q", textOf(card))
+	}
+	csrf := find(list.doc, "name", "csrf")
+	p := b.follow(b.post("/dashboard/webhooks/"+operators+"/reveal", url.Values{"csrf": {attrOf(csrf, "value")}}))
+	if flash := p.field("flash"); !strings.Contains(flash, "stays masked") {
+		t.Errorf("a reveal of the operator's secret posted anyway: flash %q", flash)
+	}
+	if find(find(p.doc, "data-endpoint-id", operators), "data-field", "secret-masked") == nil {
+		t.Error("the operator's secret, posted for anyway, is not marked masked")
+	}
 	added := b.follow(b.click(b.get("/dashboard/webhooks"), "", "", "add-endpoint", url.Values{"url": {"https://hooks.example/in"}}))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,7 +114,8 @@ func (v endpointsView) ListEndpoints(ctx context.Context, m *paymock.Merchant) (
 	}
 	out := make([]dashboard.Endpoint, len(eps))
 	for i, e := range eps {
-		out[i] = dashboard.Endpoint{ID: e.ID, URL: e.URL, Disabled: e.Disabled, ReadOnly: e.ReadOnly(), Created: e.Created}
+		out[i] = dashboard.Endpoint{ID: e.ID, URL: e.URL, Disabled: e.Disabled, ReadOnly: e.ReadOnly(),
+			SharedSecret: e.Source == paymock.EndpointDefault, Created: e.Created}
 	}
 	return out, nil
 }
@@ -124,7 +125,8 @@ func (v endpointsView) AddEndpoint(ctx context.Context, m *paymock.Merchant, url
 	if err != nil {
 		return dashboard.Endpoint{}, err
 	}
-	return dashboard.Endpoint{ID: e.ID, URL: e.URL, Disabled: e.Disabled, ReadOnly: e.ReadOnly(), Created: e.Created}, nil
+	return dashboard.Endpoint{ID: e.ID, URL: e.URL, Disabled: e.Disabled, ReadOnly: e.ReadOnly(),
+		SharedSecret: e.Source == paymock.EndpointDefault, Created: e.Created}, nil
 }
 
 func (v endpointsView) EndpointSecret(ctx context.Context, m *paymock.Merchant, id string) (string, error) {
