@@ -67,13 +67,13 @@ echo "== fuzz every parser of outside input for a few seconds, from the committe
 # workers; such a run, and only such, is tried once more.
 fuzz() {
   local out
-  if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "${PAYMOCK_FUZZTIME:-3s}" -fuzzminimizetime 1s "$1" 2>&1); then
+  if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "${PAYMOCK_FUZZTIME:-2s}" -fuzzminimizetime 1s "$1" 2>&1); then
     echo "$out"; return 0
   fi
   echo "$out"
   if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
     echo "fuzz $2: the fuzzer's own deadline tripped with no failing input; running it again"
-    go test -run '^$' -fuzz "^$2\$" -fuzztime "${PAYMOCK_FUZZTIME:-3s}" -fuzzminimizetime 1s "$1"
+    go test -run '^$' -fuzz "^$2\$" -fuzztime "${PAYMOCK_FUZZTIME:-2s}" -fuzzminimizetime 1s "$1"
     return
   fi
   return 1
