@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -377,16 +376,22 @@ func (o *Outbox) DueMerchants(_ context.Context, now time.Time, base time.Durati
 	}
 	until := now.Add(base)
 	o.mu.Lock()
-	books := make(map[string]*outboxBook, len(o.books))
-	maps.Copy(books, o.books)
+	type held struct {
+		id string
+		b  *outboxBook
+	}
+	books := make([]held, 0, len(o.books))
+	for id, b := range o.books {
+		books = append(books, held{id, b})
+	}
 	o.mu.Unlock()
 	var out []string
-	for id, b := range books {
-		b.mu.Lock()
-		if !b.dead && len(b.pending) > 0 && !b.pending[0].d.NextAt.After(until) {
-			out = append(out, id)
+	for _, h := range books {
+		h.b.mu.Lock()
+		if !h.b.dead && len(h.b.pending) > 0 && !h.b.pending[0].d.NextAt.After(until) {
+			out = append(out, h.id)
 		}
-		b.mu.Unlock()
+		h.b.mu.Unlock()
 	}
 	slices.Sort(out)
 	return out[:min(len(out), limit)], nil
