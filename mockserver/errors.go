@@ -4,6 +4,7 @@
 package mockserver
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -81,7 +82,15 @@ func encodeError(e *paymock.Error) []byte {
 func (s *Server) writeError(c *echo.Context, err error) {
 	status, de := classify(err)
 	if status == http.StatusInternalServerError && de.Code == "internal_error" {
-		s.log.ErrorContext(c.Request().Context(), "request failed", "method", c.Request().Method, "path", contract.ShortPath(c.Request().URL.Path), "error", err)
+		ctx := c.Request().Context()
+		// A client that went away ended its request's context, and the
+		// store's work with it: nothing failed, and a client closing
+		// its requests early must not fill the operator's log.
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			s.log.DebugContext(ctx, "the client went away before its answer", "method", c.Request().Method, "path", contract.ShortPath(c.Request().URL.Path), "error", err)
+		} else {
+			s.log.ErrorContext(ctx, "request failed", "method", c.Request().Method, "path", contract.ShortPath(c.Request().URL.Path), "error", err)
+		}
 	}
 	h := c.Response().Header()
 	if status == http.StatusMethodNotAllowed && isPagePath(c.Request().URL.Path) {

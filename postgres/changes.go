@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/paymock/paymock"
 )
 
@@ -175,7 +177,14 @@ func (s *Store) listen(ctx context.Context) {
 
 // listenOnce listens on one connection until it fails.
 func (s *Store) listenOnce(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+	cfg := s.pool.Config().ConnConfig.Copy()
+	// The pool's statements are given statementGrace once their context
+	// ends; this connection waits for notifications until the store
+	// closes, and is cut at once then.
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/paymock/paymock/internal/pgtest"
 )
@@ -48,5 +49,50 @@ func TestDefaultPoolSize_IsTwoPerCoreFromFourToTen(t *testing.T) {
 		if got := DefaultPoolSize(tc.procs); got != tc.want {
 			t.Errorf("DefaultPoolSize(%d) = %d, want %d", tc.procs, got, tc.want)
 		}
+	}
+}
+
+// A request's context ends when its client goes away. The statement it
+// had sent is let finish and its connection kept (else a client closing
+// each request early made the database start a backend for every other
+// one); one that outlasts the grace is still cut.
+func TestOpen_AStatementWhoseContextEndsKeepsItsConnection(t *testing.T) {
+	st, err := Open(context.Background(), Config{URL: pgtest.URL(t), MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	backend := func() int32 {
+		t.Helper()
+		var pid int32
+		if err := st.pool.QueryRow(context.Background(), "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	for _, tc := range []struct {
+		name  string
+		sleep time.Duration
+		kept  bool
+	}{
+		{"a statement ending within the grace", 200 * time.Millisecond, true},
+		{"a statement outlasting the grace", statementGrace + 2*time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := backend()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := st.pool.Exec(ctx, "SELECT pg_sleep($1)", tc.sleep.Seconds())
+			if tc.kept && err != nil {
+				t.Errorf("the statement failed: %v", err)
+			}
+			if !tc.kept && err == nil {
+				t.Errorf("a statement of %v ended without error after %v", tc.sleep, time.Since(start))
+			}
+			if after := backend(); (after == before) != tc.kept {
+				t.Errorf("backend %d before, %d after: kept = %v, want %v", before, after, after == before, tc.kept)
+			}
+		})
 	}
 }

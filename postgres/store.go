@@ -18,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/paymock/paymock"
 )
@@ -39,6 +40,16 @@ type Config struct {
 	// own. Tests wrap the connection to count round trips.
 	DialFunc pgconn.DialFunc
 }
+
+// statementGrace is how long a statement already sent may still take
+// once its context is done. A request's context ends when its client
+// goes away; pgx's default then cuts the connection at once, and the next
+// statement pays for a new one (a backend forked, its caches cold), so
+// that a client closing each of its requests early made the database
+// start a backend for every other one. A statement of a request takes
+// milliseconds: given this grace it ends, and its connection is kept. A
+// context's own deadline is met this much late at most.
+const statementGrace = time.Second
 
 // DefaultMaxConns is the most connections a replica's pool opens when
 // neither Config.MaxConns nor the URL says.
@@ -127,6 +138,9 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 	}
 	if cfg.DialFunc != nil {
 		pc.ConnConfig.DialFunc = cfg.DialFunc
+	}
+	pc.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn(), DeadlineDelay: statementGrace}
 	}
 	where := fmt.Sprintf("%s:%d/%s", pc.ConnConfig.Host, pc.ConnConfig.Port, pc.ConnConfig.Database)
 	pool, err := pgxpool.NewWithConfig(ctx, pc)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,5 +157,44 @@ func TestList_AMerchantAskingForManyPagesWaitsOnItsOwn(t *testing.T) {
 		if st != http.StatusOK {
 			t.Errorf("a list: %d, want 200", st)
 		}
+	}
+}
+
+// A client that goes away while its list is being read ends the store's
+// work; that is not the server failing, and is logged at debug, not as
+// an error (a client closing each request early must not fill the
+// operator's log).
+func TestClientGone_IsNotLoggedAsAFailedRequest(t *testing.T) {
+	e, g := gatedEnv(t, keyA)
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URL+"/api/v1/payments", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+keyA)
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		if all, _, _, _ := g.counts(); all == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the list never reached the store")
+		}
+	}
+	cancel()
+	<-gone
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(e.logs.String(), "the client went away"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no debug record of the client going away; logs:\n%s", e.logs.String())
+		}
+	}
+	if logs := e.logs.String(); strings.Contains(logs, "request failed") {
+		t.Errorf("a client going away was logged as a failed request:\n%s", logs)
 	}
 }
