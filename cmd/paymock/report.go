@@ -12,7 +12,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,7 +253,7 @@ func report(ctx context.Context, args []string, getenv func(string) string, stdo
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.junitPath, doc, 0o644); err != nil {
+		if err := writeOutputFile(o.junitPath, doc); err != nil {
 			return fmt.Errorf("report: writing the JUnit report: %w", err)
 		}
 		fmt.Fprintf(stdout, "junit: wrote %s\n", o.junitPath)

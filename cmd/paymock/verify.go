@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -257,7 +256,7 @@ func writeOut(path string, stdout io.Writer, data []byte) error {
 		_, err := stdout.Write(data)
 		return err
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := writeOutputFile(path, data); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil
