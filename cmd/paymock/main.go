@@ -63,7 +63,8 @@ func startGCFloor(getenv func(string) string) (stop func()) {
 
 // exitCode reports err on stderr and returns the process exit code: 0 on
 // success, 2 on a usage or configuration error (followed by where to find
-// the help of the command that was run), 1 on any other failure.
+// the help of the command that was run) or a file named on the command
+// line that could not be written, 1 on any other failure.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
@@ -75,6 +76,13 @@ func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "Run %q for usage.\n", ue.helpCommand())
+		return 2
+	}
+	// A --junit or --out file that could not be written is the command
+	// line's to fix, as a usage error is: 1 would read as a failed gate or
+	// a broken contract. The help would not help, so it is not pointed to.
+	var we *writeError
+	if errors.As(err, &we) {
 		return 2
 	}
 	return 1

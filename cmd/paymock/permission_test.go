@@ -105,10 +105,12 @@ func TestExitCode_AFileThatCouldNotBeWrittenSaysWriteNotRead(t *testing.T) {
 	}
 }
 
-// TestWriteFailures_ComeBackAsWriteErrors checks that both files paymock
-// writes on request are written through writeOutputFile, which the hint
-// above needs; a missing folder fails the write as root too.
-func TestWriteFailures_ComeBackAsWriteErrors(t *testing.T) {
+// TestWriteFailures_AreWriteErrorsThatExit2 checks that both files
+// paymock writes on request are written through writeOutputFile, which
+// the hint above needs, and that failing to write one exits 2, as a
+// usage error does, not 1, which reads as a failed gate or a broken
+// contract; a missing folder fails the write as root too.
+func TestWriteFailures_AreWriteErrorsThatExit2(t *testing.T) {
 	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{})
 	base := "http://" + r.addr
 	missing := filepath.Join(t.TempDir(), "missing", "out.xml")
@@ -124,6 +126,9 @@ func TestWriteFailures_ComeBackAsWriteErrors(t *testing.T) {
 			var we *writeError
 			if !errors.As(err, &we) || !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("err = %v (%T), want a writeError of the missing folder", err, err)
+			}
+			if code := exitCode(err, io.Discard); code != 2 {
+				t.Errorf("exit code %d, want 2", code)
 			}
 		})
 	}

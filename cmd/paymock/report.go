@@ -88,7 +88,8 @@ the operations, their calls, statuses and contract violations, and exits:
   1  a gate failed (one line per failed gate on stderr), or the server could
      not be reached, or it answered with an error (a key it does not know,
      or no report because it keeps no journal: --journal-size 0)
-  2  a usage error (a missing or invalid flag)
+  2  a usage error (a missing or invalid flag), or a --junit file that
+     cannot be written
 
 Flags:
   --url URL                 base URL of the paymock server, e.g. http://localhost:8080,
