@@ -1,15 +1,18 @@
 // The settings of ../docker-compose.yml run for real, without docker: the
-// paymock binary with the paymock service's environment, the shop with the
-// app's, an order paid through them, and the report gate at the end. And
-// the shape of ../github-actions.yml: its last step is that gate.
+// paymock binary with the paymock service's environment, on the port the
+// file publishes, the shop with the app's, an order paid through them
+// (its checkout link opened), and the report gate at the end. And the
+// shape of ../github-actions.yml: its last step is that gate.
 
 package shop_test
 
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +22,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/paymock/paymock/internal/composetest"
 	"github.com/paymock/paymock/sandbox"
 
 	shop "github.com/paymock/paymock/examples/merchant-go"
@@ -31,6 +35,7 @@ type composeFile struct {
 			Dockerfile string `yaml:"dockerfile"`
 		} `yaml:"build"`
 		Environment map[string]string `yaml:"environment"`
+		Ports       []string          `yaml:"ports"`
 	} `yaml:"services"`
 }
 
@@ -70,9 +75,18 @@ func buildPaymock(t *testing.T) string {
 }
 
 func TestDockerCompose_TheAppGetsPaid(t *testing.T) {
+	// PAYMOCK_PORT is a port of this test's, not the default 8080: paymock
+	// listens on the port the file publishes, as docker would publish it,
+	// and the checkout link the file derives from it must open there.
+	_, port, _ := net.SplitHostPort(freeAddr(t))
 	var cf composeFile
-	readYAML(t, "../docker-compose.yml", &cf)
+	if err := composetest.Read("../docker-compose.yml", map[string]string{"PAYMOCK_PORT": port}, &cf); err != nil {
+		t.Fatal(err)
+	}
 	pm, app := cf.Services["paymock"], cf.Services["app"]
+	if len(pm.Ports) != 1 || composetest.HostPort(pm.Ports[0]) != port {
+		t.Fatalf("paymock publishes %q, want PAYMOCK_PORT %s", pm.Ports, port)
+	}
 	for _, b := range []struct{ ctx, file string }{{pm.Build.Context, pm.Build.Dockerfile}, {app.Build.Context, app.Build.Dockerfile}} {
 		if _, err := os.Stat(filepath.Join("..", b.ctx, b.file)); err != nil {
 			t.Errorf("a build of docker-compose.yml: %v", err)
@@ -81,7 +95,7 @@ func TestDockerCompose_TheAppGetsPaid(t *testing.T) {
 
 	// The app, as the app service configures it; "paymock:8080" is the
 	// binary started below.
-	paymockAddr := freeAddr(t)
+	paymockAddr := "127.0.0.1:" + port
 	env := func(name string) string {
 		return strings.ReplaceAll(app.Environment[name], "paymock:8080", paymockAddr)
 	}
@@ -129,6 +143,21 @@ func TestDockerCompose_TheAppGetsPaid(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("POST /orders: %d %v", resp.StatusCode, err)
+	}
+	// The customer's link, as a browser on the host would open it.
+	if u, err := url.Parse(o.PaymentURL); err != nil || u.Host != "localhost:"+port {
+		t.Errorf("payment_url %q is not on the published port %s", o.PaymentURL, port)
+	} else {
+		page, err := http.Get(o.PaymentURL)
+		if err != nil {
+			t.Errorf("opening payment_url: %v", err)
+		} else {
+			body, _ := io.ReadAll(page.Body)
+			page.Body.Close()
+			if page.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-action="pay"`) {
+				t.Errorf("payment_url %s: %d, no pay button:\n%s", o.PaymentURL, page.StatusCode, body)
+			}
+		}
 	}
 	c, err := sandbox.NewClient(sandbox.ClientConfig{URL: base, APIKey: app.Environment["PAYMENTS_API_KEY"]})
 	if err != nil {
