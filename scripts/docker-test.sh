@@ -174,6 +174,23 @@ delivered() {
 wait_for "the event journal does not show the delivery" delivered
 say "walkthrough: created, retrieved, checkout page, completed, webhook verified by the receiver"
 
+echo "== the report gate's JUnit file, in a mounted folder"
+# As examples/github-actions.yml runs the gate: the file goes to a folder
+# of this machine's, mounted, written as its owner; a folder the image's
+# uid 65532 may not write to is exit 2, with a hint that says write.
+junit_dir=$tmp/junit
+mkdir -m 755 "$junit_dir"
+gate() { docker run --rm --network "$net" -v "$junit_dir:/out" "$@" "$image" report --url "http://$pm:8080" \
+  --api-key sk_test_docker --fail-on-violations --junit /out/contract.xml; }
+gate --user "$(id -u)" >/dev/null || fail "the gate as examples/github-actions.yml runs it failed"
+grep -q '<testsuites' "$junit_dir/contract.xml" || fail "the gate left no JUnit report in the mounted folder"
+rm "$junit_dir/contract.xml"
+code=0
+out=$(gate 2>&1) || code=$?
+[ "$code" = 2 ] && grep -q 'paymock runs as uid 65532, which may not write /out/contract.xml' <<<"$out" ||
+  fail "a JUnit file uid 65532 may not write: exit $code, $out"
+say "the gate's JUnit report is kept in a mounted folder; one uid 65532 may not write to is exit 2, saying so"
+
 echo "== SIGTERM: exit 0 within docker stop's 5 s, pending attempts recorded"
 # Webhooks to a port where nothing listens: the first attempt fails and a
 # retry waits, which shutdown must leave pending and log.

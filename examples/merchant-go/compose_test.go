@@ -2,7 +2,8 @@
 // paymock binary with the paymock service's environment, on the port the
 // file publishes, the shop with the app's, an order paid through them
 // (its checkout link opened), and the report gate at the end. And the
-// shape of ../github-actions.yml: its last step is that gate.
+// shape of ../github-actions.yml: its last step is that gate, but for the
+// upload of the JUnit report the gate writes to a mounted folder.
 
 package shop_test
 
@@ -198,7 +199,11 @@ func TestGitHubActions_EndsWithTheContractGate(t *testing.T) {
 			} `yaml:"services"`
 			Env   map[string]string `yaml:"env"`
 			Steps []struct {
-				Run string `yaml:"run"`
+				Name string            `yaml:"name"`
+				Run  string            `yaml:"run"`
+				If   string            `yaml:"if"`
+				Uses string            `yaml:"uses"`
+				With map[string]string `yaml:"with"`
 			} `yaml:"steps"`
 		} `yaml:"jobs"`
 	}
@@ -214,10 +219,33 @@ func TestGitHubActions_EndsWithTheContractGate(t *testing.T) {
 	if svc.Env["PAYMOCK_API_KEY"] != job.Env["PAYMENTS_API_KEY"] || svc.Env["PAYMOCK_WEBHOOK_SECRET"] != job.Env["WEBHOOK_SECRET"] {
 		t.Errorf("the app and paymock disagree on the key or the webhook secret")
 	}
-	last := job.Steps[len(job.Steps)-1].Run
-	for _, want := range []string{" report ", "--fail-on-violations", `--api-key "$PAYMENTS_API_KEY"`} {
-		if !strings.Contains(last, want) {
-			t.Errorf("the last step does not say %q:\n%s", want, last)
+	// The gate is the last step that runs anything; only the upload of its
+	// JUnit report may follow, and that whatever the gate said.
+	gate := -1
+	for i, s := range job.Steps {
+		if s.Run != "" {
+			gate = i
 		}
+	}
+	if gate < 0 {
+		t.Fatal("no step runs anything")
+	}
+	last := job.Steps[gate].Run
+	// The JUnit file is written to a folder of the runner's, mounted, by
+	// the runner's user: inside the --rm container alone it would be lost,
+	// and the image's uid 65532 may not write to the runner's folder.
+	for _, want := range []string{" report ", "--fail-on-violations", `--api-key "$PAYMENTS_API_KEY"`,
+		`-v "$PWD:/out"`, `--user "$(id -u)"`, "--junit /out/contract.xml"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the gate does not say %q:\n%s", want, last)
+		}
+	}
+	for _, s := range job.Steps[gate+1:] {
+		if s.If != "always()" || !strings.HasPrefix(s.Uses, "actions/upload-artifact@") || s.With["path"] != "contract.xml" {
+			t.Errorf("step %q after the gate: want only the upload of contract.xml, if: always()", s.Name)
+		}
+	}
+	if gate == len(job.Steps)-1 {
+		t.Error("nothing keeps the gate's JUnit report")
 	}
 }
