@@ -1,25 +1,28 @@
 // examples/docker-compose.postgres.yml, run: its replicas' settings start
-// paymock on one database, and what one replica creates the other serves.
+// paymock on one database, each on the port the file publishes it on, and
+// what one replica creates the other serves; each replica's checkout
+// links open on its published port.
 
 package postgres_test
 
 import (
+	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/paymock/paymock/internal/composetest"
 	"github.com/paymock/paymock/internal/pgtest"
-	"gopkg.in/yaml.v3"
 )
 
 func TestComposeExample_ItsReplicasShareTheDatabase(t *testing.T) {
-	raw, err := os.ReadFile("../examples/docker-compose.postgres.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The replicas publish on ports of this test's, not the default 8081
+	// and 8082: each listens on the port the file publishes it on, as
+	// docker would publish it, and the checkout links the file derives
+	// from it must open there.
+	ports := map[string]string{"PAYMOCK_1_PORT": freePort(t), "PAYMOCK_2_PORT": freePort(t)}
 	var file struct {
 		Services map[string]struct {
 			Build       map[string]any    `yaml:"build"`
@@ -29,7 +32,7 @@ func TestComposeExample_ItsReplicasShareTheDatabase(t *testing.T) {
 			Ports       []string          `yaml:"ports"`
 		} `yaml:"services"`
 	}
-	if err := yaml.Unmarshal(raw, &file); err != nil {
+	if err := composetest.Read("../examples/docker-compose.postgres.yml", ports, &file); err != nil {
 		t.Fatal(err)
 	}
 	var names []string
@@ -46,6 +49,17 @@ func TestComposeExample_ItsReplicasShareTheDatabase(t *testing.T) {
 	// registry is reachable.
 	if len(names) != 2 || !strings.Contains(file.Services["postgres"].Image, "postgres:") {
 		t.Fatalf("services %v: want two paymock replicas and postgres", names)
+	}
+	// One image name for both replicas: compose tags one image for them.
+	if img := file.Services[names[0]].Image; img == "" || file.Services[names[1]].Image != img {
+		t.Errorf("the replicas' images: %q and %q, want one name", img, file.Services[names[1]].Image)
+	}
+	published := map[string]bool{}
+	for _, name := range names {
+		published[composetest.HostPort(file.Services[name].Ports[0])] = true
+	}
+	if !published[ports["PAYMOCK_1_PORT"]] || !published[ports["PAYMOCK_2_PORT"]] {
+		t.Fatalf("the replicas publish on %v, want PAYMOCK_1_PORT and PAYMOCK_2_PORT, %v", published, ports)
 	}
 	// Each replica with the file's environment, on a test database in
 	// place of the compose network's.
@@ -65,7 +79,9 @@ func TestComposeExample_ItsReplicasShareTheDatabase(t *testing.T) {
 			}
 			kv = append(kv, k+"="+v)
 		}
-		p := startWith(t, kv)
+		port := composetest.HostPort(file.Services[name].Ports[0])
+		p := startWith(t, kv, "--addr", "127.0.0.1:"+port)
+		p.port = port
 		key = env["PAYMOCK_API_KEY"]
 		p.key = key
 		rs = append(rs, p)
@@ -77,4 +93,35 @@ func TestComposeExample_ItsReplicasShareTheDatabase(t *testing.T) {
 	if st, p := rs[1].call("GET", "/api/v1/payments/"+id, nil); st != http.StatusOK || p["id"] != id {
 		t.Errorf("retrieve on the second replica: %d %v", st, p)
 	}
+	// Each replica's checkout link, as a browser on the host opens it.
+	for i, r := range rs {
+		st, p := r.call("POST", "/api/v1/payments", createBody(60, nil))
+		next, _ := p["next_action"].(map[string]any)
+		link, _ := next["url"].(string)
+		if u, err := url.Parse(link); st != http.StatusCreated || err != nil || u.Host != "localhost:"+r.port {
+			t.Errorf("%s: a payment's next_action.url %q (%d), want it on the published port %s", names[i], link, st, r.port)
+			continue
+		}
+		resp, err := http.Get(link)
+		if err != nil {
+			t.Errorf("%s: opening %s: %v", names[i], link, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %s answered %d", names[i], link, resp.StatusCode)
+		}
+	}
+}
+
+// freePort is a loopback port nothing listens on right now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
 }

@@ -68,6 +68,7 @@ type process struct {
 	cmd  *exec.Cmd
 	logs *syncBuffer
 	done chan struct{} // closed once the process has exited
+	port string        // the port it listens on, when the test chose it
 }
 
 type syncBuffer struct {

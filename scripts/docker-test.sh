@@ -174,6 +174,23 @@ delivered() {
 wait_for "the event journal does not show the delivery" delivered
 say "walkthrough: created, retrieved, checkout page, completed, webhook verified by the receiver"
 
+echo "== the report gate's JUnit file, in a mounted folder"
+# As examples/github-actions.yml runs the gate: the file goes to a folder
+# of this machine's, mounted, written as its owner; a folder the image's
+# uid 65532 may not write to is exit 2, with a hint that says write.
+junit_dir=$tmp/junit
+mkdir -m 755 "$junit_dir"
+gate() { docker run --rm --network "$net" -v "$junit_dir:/out" "$@" "$image" report --url "http://$pm:8080" \
+  --api-key sk_test_docker --fail-on-violations --junit /out/contract.xml; }
+gate --user "$(id -u)" >/dev/null || fail "the gate as examples/github-actions.yml runs it failed"
+grep -q '<testsuites' "$junit_dir/contract.xml" || fail "the gate left no JUnit report in the mounted folder"
+rm "$junit_dir/contract.xml"
+code=0
+out=$(gate 2>&1) || code=$?
+[ "$code" = 2 ] && grep -q 'paymock runs as uid 65532, which may not write /out/contract.xml' <<<"$out" ||
+  fail "a JUnit file uid 65532 may not write: exit $code, $out"
+say "the gate's JUnit report is kept in a mounted folder; one uid 65532 may not write to is exit 2, saying so"
+
 echo "== SIGTERM: exit 0 within docker stop's 5 s, pending attempts recorded"
 # Webhooks to a port where nothing listens: the first attempt fails and a
 # retry waits, which shutdown must leave pending and log.
@@ -242,7 +259,10 @@ echo "== examples/docker-compose.yml: the shop gets paid"
 # images compose tags are the same each run.
 projects+=("paymock-test-compose:examples/docker-compose.yml")
 scompose() { compose -p paymock-test-compose -f examples/docker-compose.yml "$@"; }
-export PAYMOCK_PORT="127.0.0.1:$(free_port)" SHOP_PORT="127.0.0.1:$(free_port)"
+# PAYMOCK_PORT is a port number, not the default 8080: the checkout links
+# name it (PAYMOCK_PUBLIC_URL), so docker publishes it on every interface
+# for the time of the test; SHOP_PORT stays on loopback.
+export PAYMOCK_PORT="$(free_port)" SHOP_PORT="127.0.0.1:$(free_port)"
 scompose up -d --build >"$tmp/compose.log" 2>&1 ||
   fail "compose up: $(tail -20 "$tmp/compose.log")"
 shop="http://$SHOP_PORT"
@@ -250,27 +270,45 @@ shop_up() { curl -s -o /dev/null "$shop/orders/none"; }
 wait_for "the shop never answered" shop_up
 order=$(curl -fsS -XPOST "$shop/orders" -d '{"id":"ord_1","amount":"10.50","currency":"EUR","email":"jane@example.com","name":"Jane"}')
 cpay=$(jq -r .payment_id <<<"$order")
-curl -fsS -XPOST -H 'Authorization: Bearer sk_test_shop' "http://$PAYMOCK_PORT/_sandbox/payments/$cpay/complete" >/dev/null
+# The customer's link opens on the published port, as a browser on this
+# machine would open it.
+opens() {
+  [ "$1" = "http://localhost:$2/checkout/$3" ] || fail "the checkout link $1 is not on the published port $2"
+  local page
+  page=$(curl -fsS "$1") || fail "the checkout link $1 does not open"
+  grep -q 'data-action="pay"' <<<"$page" || fail "the checkout link $1 opens no checkout page"
+}
+opens "$(jq -r .payment_url <<<"$order")" "$PAYMOCK_PORT" "$cpay"
+curl -fsS -XPOST -H 'Authorization: Bearer sk_test_shop' "http://127.0.0.1:$PAYMOCK_PORT/_sandbox/payments/$cpay/complete" >/dev/null
 paid() { curl -fsS "$shop/orders/ord_1" | jq -e '.status == "paid" and .confirmations == 1 and .webhooks == 1'; }
 wait_for "the shop's order was never paid: $(scompose logs --tail 10 2>&1)" paid
 scompose down -v -t 5 >/dev/null 2>&1
-say "the shop created $cpay on paymock, it was completed, the shop verified the webhook"
+say "the shop created $cpay on paymock (its checkout link opened on port $PAYMOCK_PORT), it was completed, the shop verified the webhook"
 
 echo "== examples/docker-compose.postgres.yml: replicas over one database"
 projects+=("paymock-test-compose-postgres:examples/docker-compose.postgres.yml")
-export PAYMOCK_1_PORT="127.0.0.1:$(free_port)" PAYMOCK_2_PORT="127.0.0.1:$(free_port)" SHOP_PORT="127.0.0.1:$(free_port)"
+export PAYMOCK_1_PORT="$(free_port)" PAYMOCK_2_PORT="$(free_port)" SHOP_PORT="127.0.0.1:$(free_port)"
 pcompose() { compose -p paymock-test-compose-postgres -f examples/docker-compose.postgres.yml "$@"; }
 pcompose up -d --build >"$tmp/compose.log" 2>&1 || fail "compose up: $(tail -20 "$tmp/compose.log")"
+# Both replicas run the one image the file names.
+replica_images=$(docker inspect -f '{{.Config.Image}}' $(pcompose ps -q paymock-1 paymock-2))
+[ "$(sort -u <<<"$replica_images")" = paymock-compose-postgres:local ] || fail "the replicas run $replica_images, not paymock-compose-postgres:local"
 shop="http://$SHOP_PORT"
 wait_for "the shop never answered" shop_up
-replica_up() { curl -fs "http://$1/healthz"; }
+replica_up() { curl -fs "http://127.0.0.1:$1/healthz"; }
 wait_for "paymock-1 never answered" replica_up "$PAYMOCK_1_PORT"
 wait_for "paymock-2 never answered" replica_up "$PAYMOCK_2_PORT"
 # The shop creates its payments through paymock-1; it is completed
-# through paymock-2.
+# through paymock-2. Each replica's checkout links open on its port.
 order=$(curl -fsS -XPOST "$shop/orders" -d '{"id":"ord_2","amount":"20.00","currency":"EUR","email":"jane@example.com","name":"Jane"}')
 ppay=$(jq -r .payment_id <<<"$order")
-curl -fsS -XPOST -H 'Authorization: Bearer sk_test_shared' "http://$PAYMOCK_2_PORT/_sandbox/payments/$ppay/complete" >/dev/null
+opens "$(jq -r .payment_url <<<"$order")" "$PAYMOCK_1_PORT" "$ppay"
+direct=$(curl -fsS "http://127.0.0.1:$PAYMOCK_2_PORT/api/v1/payments" -H 'Authorization: Bearer sk_test_shared' -H 'Content-Type: application/json' \
+  -d '{"amount": 5, "currency": "EUR", "description": "d", "expires_in": 3600, "mcc": 5732,
+       "customer": {"email": "a@example.com", "name": "A"}, "metadata": {},
+       "success_url": "https://shop.example/s", "cancel_url": "https://shop.example/c"}')
+opens "$(jq -r .next_action.url <<<"$direct")" "$PAYMOCK_2_PORT" "$(jq -r .id <<<"$direct")"
+curl -fsS -XPOST -H 'Authorization: Bearer sk_test_shared' "http://127.0.0.1:$PAYMOCK_2_PORT/_sandbox/payments/$ppay/complete" >/dev/null
 paid2() { curl -fsS "$shop/orders/ord_2" | jq -e '.status == "paid"'; }
 wait_for "the shop's order was never paid: $(pcompose logs --tail 10 2>&1)" paid2
 # Once: the shop received one verified delivery, and both replicas show
@@ -278,7 +316,7 @@ wait_for "the shop's order was never paid: $(pcompose logs --tail 10 2>&1)" paid
 # one delivery of one attempt.
 [ "$(curl -fsS "$shop/orders/ord_2" | jq .webhooks)" = 1 ] || fail "the shop got $ppay's webhook $(curl -fsS "$shop/orders/ord_2" | jq .webhooks) times"
 completed_events() {
-  curl -fsS -H 'Authorization: Bearer sk_test_shared' "http://$1/_sandbox/events" |
+  curl -fsS -H 'Authorization: Bearer sk_test_shared' "http://127.0.0.1:$1/_sandbox/events" |
     jq -c --arg p "$ppay" '[.items[] | select(.type == "payment.completed" and .payment_id == $p)]'
 }
 events=$(jq -s -c add <(completed_events "$PAYMOCK_1_PORT") <(completed_events "$PAYMOCK_2_PORT"))
@@ -286,7 +324,7 @@ jq -e '([.[].id] | unique | length == 1) and all(.[]; (.deliveries | length == 1
   and (.deliveries[0].attempts | length == 1))' <<<"$events" >/dev/null ||
   fail "the replicas' payment.completed events of $ppay: $events"
 pcompose down -v -t 5 >/dev/null 2>&1
-say "created through paymock-1, completed through paymock-2, one webhook delivered once"
+say "created through paymock-1, completed through paymock-2, one webhook delivered once; both replicas' checkout links opened on their ports, one image for both"
 
 echo "== Testcontainers: Go and Node"
 # Ryuk, Testcontainers' reaper, is an image from a registry: the tests end

@@ -63,7 +63,8 @@ func startGCFloor(getenv func(string) string) (stop func()) {
 
 // exitCode reports err on stderr and returns the process exit code: 0 on
 // success, 2 on a usage or configuration error (followed by where to find
-// the help of the command that was run), 1 on any other failure.
+// the help of the command that was run) or a file named on the command
+// line that could not be written, 1 on any other failure.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
@@ -77,20 +78,60 @@ func exitCode(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "Run %q for usage.\n", ue.helpCommand())
 		return 2
 	}
+	// A --junit or --out file that could not be written is the command
+	// line's to fix, as a usage error is: 1 would read as a failed gate or
+	// a broken contract. The help would not help, so it is not pointed to.
+	var we *writeError
+	if errors.As(err, &we) {
+		return 2
+	}
 	return 1
 }
 
-// permissionHint says who paymock runs as when a file it reads was
-// refused: the image runs as uid 65532, and a config mounted from a file
-// kept private (0600, as files with keys and secrets are) cannot be read
-// by it, which "permission denied" alone does not tell.
+// permissionHint says who paymock runs as when a file it reads or writes
+// was refused: the image runs as uid 65532, and a config mounted from a
+// file kept private (0600, as files with keys and secrets are) cannot be
+// read by it, nor can a --junit or --out file be written into a mounted
+// folder owned by another uid, which "permission denied" alone does not
+// tell. The kernel's error reads the same ("open ...: permission
+// denied") for a file refused for reading or for writing, so writes come
+// wrapped in a writeError to say which.
 func permissionHint(err error) string {
 	var pe *fs.PathError
-	if !errors.Is(err, fs.ErrPermission) || !errors.As(err, &pe) || pe.Op != "open" {
+	if !errors.As(err, &pe) || pe.Op != "open" {
 		return ""
 	}
-	return fmt.Sprintf("paymock runs as uid %d, which may not read %s: make it readable to that user (chmod a+r), "+
-		"or run paymock as the file's owner (in docker: --user \"$(id -u)\")", os.Getuid(), pe.Path)
+	var we *writeError
+	writing := errors.As(err, &we)
+	switch {
+	case writing && errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("paymock runs as uid %d, which may not write %s: write it to a folder that user may write to, "+
+			"or run paymock as the folder's owner (in docker: -v \"$PWD:/out\" --user \"$(id -u)\", and a path in /out)", os.Getuid(), pe.Path)
+	case writing && errors.Is(err, syscall.EROFS):
+		// A container run --read-only, as docs/docker.md suggests: no
+		// uid can write there.
+		return fmt.Sprintf("%s is on a read-only file system: write it to a mounted folder "+
+			"(in docker: -v \"$PWD:/out\" --user \"$(id -u)\", and a path in /out)", pe.Path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("paymock runs as uid %d, which may not read %s: make it readable to that user (chmod a+r), "+
+			"or run paymock as the file's owner (in docker: --user \"$(id -u)\")", os.Getuid(), pe.Path)
+	}
+	return ""
+}
+
+// writeError is a file named on the command line (report --junit, verify
+// --out) that could not be written; permissionHint tells it from a read.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// writeOutputFile writes a file named on the command line.
+func writeOutputFile(path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return &writeError{err: err}
+	}
+	return nil
 }
 
 // hooks lets tests observe and extend a run; the zero value does nothing.

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
@@ -144,8 +146,20 @@ func proxyCommand(ctx context.Context, args []string, getenv func(string) string
 // replayCommand is "paymock verify --replay DIR": recorded exchanges
 // checked offline, reported as the proxy reported them.
 func replayCommand(ctx context.Context, o *verifyOptions, stdout io.Writer) error {
+	// The folder is the command line's: one that is missing, is no
+	// folder, or holds a file this user may not read is a usage error
+	// (exit 2), not the 1 of a recording that broke the contract.
+	if fi, err := os.Stat(o.replay); err != nil {
+		return &usageError{err: fmt.Errorf("verify: --replay: %w", err)}
+	} else if !fi.IsDir() {
+		return usageErrorf("verify: --replay %s: not a folder: want the folder of paymock proxy --record", o.replay)
+	}
 	rep, n, err := proxy.Replay(ctx, o.replay)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return &usageError{err: fmt.Errorf("verify: %w", err)}
+		}
 		return fmt.Errorf("verify: %w", err)
 	}
 	var out []byte

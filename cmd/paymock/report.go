@@ -12,7 +12,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,7 +88,8 @@ the operations, their calls, statuses and contract violations, and exits:
   1  a gate failed (one line per failed gate on stderr), or the server could
      not be reached, or it answered with an error (a key it does not know,
      or no report because it keeps no journal: --journal-size 0)
-  2  a usage error (a missing or invalid flag)
+  2  a usage error (a missing or invalid flag), or a --junit file that
+     cannot be written
 
 Flags:
   --url URL                 base URL of the paymock server, e.g. http://localhost:8080,
@@ -254,7 +254,7 @@ func report(ctx context.Context, args []string, getenv func(string) string, stdo
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.junitPath, doc, 0o644); err != nil {
+		if err := writeOutputFile(o.junitPath, doc); err != nil {
 			return fmt.Errorf("report: writing the JUnit report: %w", err)
 		}
 		fmt.Fprintf(stdout, "junit: wrote %s\n", o.junitPath)

@@ -419,12 +419,14 @@ func TestReport_JUnitWritesTheServedXML(t *testing.T) {
 	}
 }
 
-func TestReport_JUnitUnwritableFileFails(t *testing.T) {
+// A --junit path that cannot be written is the command line's to fix:
+// exit 2, as a usage error, not the 1 of a failed gate.
+func TestReport_JUnitUnwritableFileExits2(t *testing.T) {
 	srv := fakeReportServer(t, cleanReportJSON)
 	path := filepath.Join(t.TempDir(), "no-such-dir", "junit.xml")
 	_, err, code := runReport(t, []string{"--url", srv.URL, "--api-key", reportTestKey, "--junit", path}, nil)
-	if code != 1 || err == nil || !strings.Contains(err.Error(), "writing the JUnit report") {
-		t.Errorf("report = %v (exit %d), want exit 1 about the JUnit file", err, code)
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "writing the JUnit report") {
+		t.Errorf("report = %v (exit %d), want exit 2 about the JUnit file", err, code)
 	}
 }
 

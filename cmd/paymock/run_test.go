@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -248,6 +249,55 @@ func TestRun_LogsListeningLine(t *testing.T) {
 			}
 			if !tt.openWarned && len(open) != 0 {
 				t.Errorf("open mode logged in configured mode: %v", open)
+			}
+		})
+	}
+}
+
+func TestRun_AMerchantLineCountsTheWebhooksItsEventsGoTo(t *testing.T) {
+	// acme has an endpoint of its own; key-1, the --api-key merchant, has
+	// none, and gets the --webhook-url endpoints when there are any.
+	cfg := writeFile(t, "paymock.yaml", `merchants:
+  - name: acme
+    api_keys: [sk_test_acme]
+    webhooks:
+      - {url: "http://localhost:9000/hooks", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
+`)
+	type hooksOf struct {
+		webhooks float64
+		from     string
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want map[string]hooksOf
+	}{
+		{"the shared endpoint counts for a merchant without its own",
+			[]string{"--api-key", "sk_test_one", "--webhook-url", "http://localhost:9001/h"},
+			map[string]hooksOf{"key-1": {1, "--webhook-url"}}},
+		{"no endpoint at all is none",
+			[]string{"--api-key", "sk_test_one"},
+			map[string]hooksOf{"key-1": {0, "none"}}},
+		{"a merchant's own endpoints replace the shared ones",
+			[]string{"--config", cfg, "--api-key", "sk_test_one", "--webhook-url", "http://localhost:9001/h", "--webhook-url", "http://localhost:9002/h"},
+			map[string]hooksOf{"acme": {1, "config"}, "key-1": {2, "--webhook-url"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--addr", "127.0.0.1:0", "--log-format", "json", "--webhook-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, tc.args...)
+			r := startRun(t, args, nil, hooks{})
+			if err := r.stop(t); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]hooksOf{}
+			for _, l := range logsWithMsg(logLines(t, r.stderr.String()), "merchant") {
+				if l["msg"] == "merchant" {
+					n, _ := l["webhooks"].(float64)
+					from, _ := l["webhooks_from"].(string)
+					got[l["name"].(string)] = hooksOf{n, from}
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("merchant lines: %+v, want %+v\n%s", got, tc.want, r.stderr)
 			}
 		})
 	}

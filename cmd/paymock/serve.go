@@ -261,12 +261,24 @@ func logStart(logger *slog.Logger, opts *options, merchants *merchants.Registry,
 	}
 	for _, m := range merchants.Configured() {
 		keys += len(m.APIKeys)
+		// webhooks counts the endpoints the merchant's events go to: its
+		// own, or else the --webhook-url ones every merchant without its
+		// own gets. Counting its own alone read webhooks=0 beside
+		// webhook_urls=1, as if its webhooks were off.
+		hooks, from := len(m.Webhooks), "config"
+		if hooks == 0 {
+			hooks, from = len(opts.webhookURLs), "--webhook-url"
+		}
+		if hooks == 0 {
+			from = "none"
+		}
 		logger.Info("merchant",
 			"name", m.Name,
 			"api_keys", len(m.APIKeys),
 			"pci_approved", m.PCIApproved,
 			"accounts", len(m.Accounts),
-			"webhooks", len(m.Webhooks))
+			"webhooks", hooks,
+			"webhooks_from", from)
 	}
 
 	logger.Info("paymock listening",

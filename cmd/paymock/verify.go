@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +55,8 @@ deployment's), then the --variants that bring paymock closest. Exit status:
   1  a violation, drift, or a deployment that could not be checked
      (unreachable, a refused key, a TLS error, an answer that is not JSON,
      no answer in time): the report is then partial
-  2  a usage error
+  2  a usage error, a --replay folder that cannot be read, or an --out
+     file that cannot be written
 
 Flags:
   --base-url URL          the deployment's base address (env %s)
@@ -257,7 +257,7 @@ func writeOut(path string, stdout io.Writer, data []byte) error {
 		_, err := stdout.Write(data)
 		return err
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := writeOutputFile(path, data); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil

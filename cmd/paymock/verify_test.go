@@ -93,6 +93,14 @@ func TestVerify_FindingsExit1AndProblemsNameTheHost(t *testing.T) {
 }
 
 func TestVerify_UsageErrorsExit2(t *testing.T) {
+	// A --replay folder that cannot be read is the command line's to fix,
+	// not a recording that broke the contract (1).
+	tmp := t.TempDir()
+	file := writeFile(t, "a.exchange.json", "{}")
+	unreadable := filepath.Join(tmp, "unreadable")
+	if err := os.MkdirAll(filepath.Join(unreadable, "00000001-x.exchange.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -103,6 +111,9 @@ func TestVerify_UsageErrorsExit2(t *testing.T) {
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "k", "--listen", ":0", "--webhook-secret", "nope"}, "invalid --webhook-secret: want a whsec_ secret"},
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "k", "--max-creates", "0"}, "invalid --max-creates"},
 		{[]string{"verify", "--replay", "d", "--base-url", "http://x"}, "--base-url has no use with --replay"},
+		{[]string{"verify", "--replay", filepath.Join(tmp, "missing")}, "--replay: stat " + filepath.Join(tmp, "missing") + ": no such file or directory"},
+		{[]string{"verify", "--replay", file}, "--replay " + file + ": not a folder"},
+		{[]string{"verify", "--replay", unreadable}, "00000001-x.exchange.json: is a directory"},
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "bad key!"}, "invalid --api-key: not a valid bearer token"},
 		{[]string{"proxy"}, "--upstream (or PAYMOCK_PROXY_UPSTREAM) is required"},
 		{[]string{"proxy", "--upstream", "ftp://x"}, "want an absolute http(s) URL"},

@@ -1,15 +1,19 @@
 // The settings of ../docker-compose.yml run for real, without docker: the
-// paymock binary with the paymock service's environment, the shop with the
-// app's, an order paid through them, and the report gate at the end. And
-// the shape of ../github-actions.yml: its last step is that gate.
+// paymock binary with the paymock service's environment, on the port the
+// file publishes, the shop with the app's, an order paid through them
+// (its checkout link opened), and the report gate at the end. And the
+// shape of ../github-actions.yml: its last step is that gate, but for the
+// upload of the JUnit report the gate writes to a mounted folder.
 
 package shop_test
 
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +23,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/paymock/paymock/internal/composetest"
 	"github.com/paymock/paymock/sandbox"
 
 	shop "github.com/paymock/paymock/examples/merchant-go"
@@ -31,6 +36,7 @@ type composeFile struct {
 			Dockerfile string `yaml:"dockerfile"`
 		} `yaml:"build"`
 		Environment map[string]string `yaml:"environment"`
+		Ports       []string          `yaml:"ports"`
 	} `yaml:"services"`
 }
 
@@ -70,9 +76,18 @@ func buildPaymock(t *testing.T) string {
 }
 
 func TestDockerCompose_TheAppGetsPaid(t *testing.T) {
+	// PAYMOCK_PORT is a port of this test's, not the default 8080: paymock
+	// listens on the port the file publishes, as docker would publish it,
+	// and the checkout link the file derives from it must open there.
+	_, port, _ := net.SplitHostPort(freeAddr(t))
 	var cf composeFile
-	readYAML(t, "../docker-compose.yml", &cf)
+	if err := composetest.Read("../docker-compose.yml", map[string]string{"PAYMOCK_PORT": port}, &cf); err != nil {
+		t.Fatal(err)
+	}
 	pm, app := cf.Services["paymock"], cf.Services["app"]
+	if len(pm.Ports) != 1 || composetest.HostPort(pm.Ports[0]) != port {
+		t.Fatalf("paymock publishes %q, want PAYMOCK_PORT %s", pm.Ports, port)
+	}
 	for _, b := range []struct{ ctx, file string }{{pm.Build.Context, pm.Build.Dockerfile}, {app.Build.Context, app.Build.Dockerfile}} {
 		if _, err := os.Stat(filepath.Join("..", b.ctx, b.file)); err != nil {
 			t.Errorf("a build of docker-compose.yml: %v", err)
@@ -81,7 +96,7 @@ func TestDockerCompose_TheAppGetsPaid(t *testing.T) {
 
 	// The app, as the app service configures it; "paymock:8080" is the
 	// binary started below.
-	paymockAddr := freeAddr(t)
+	paymockAddr := "127.0.0.1:" + port
 	env := func(name string) string {
 		return strings.ReplaceAll(app.Environment[name], "paymock:8080", paymockAddr)
 	}
@@ -130,6 +145,21 @@ func TestDockerCompose_TheAppGetsPaid(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("POST /orders: %d %v", resp.StatusCode, err)
 	}
+	// The customer's link, as a browser on the host would open it.
+	if u, err := url.Parse(o.PaymentURL); err != nil || u.Host != "localhost:"+port {
+		t.Errorf("payment_url %q is not on the published port %s", o.PaymentURL, port)
+	} else {
+		page, err := http.Get(o.PaymentURL)
+		if err != nil {
+			t.Errorf("opening payment_url: %v", err)
+		} else {
+			body, _ := io.ReadAll(page.Body)
+			page.Body.Close()
+			if page.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-action="pay"`) {
+				t.Errorf("payment_url %s: %d, no pay button:\n%s", o.PaymentURL, page.StatusCode, body)
+			}
+		}
+	}
 	c, err := sandbox.NewClient(sandbox.ClientConfig{URL: base, APIKey: app.Environment["PAYMENTS_API_KEY"]})
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +199,11 @@ func TestGitHubActions_EndsWithTheContractGate(t *testing.T) {
 			} `yaml:"services"`
 			Env   map[string]string `yaml:"env"`
 			Steps []struct {
-				Run string `yaml:"run"`
+				Name string            `yaml:"name"`
+				Run  string            `yaml:"run"`
+				If   string            `yaml:"if"`
+				Uses string            `yaml:"uses"`
+				With map[string]string `yaml:"with"`
 			} `yaml:"steps"`
 		} `yaml:"jobs"`
 	}
@@ -185,10 +219,33 @@ func TestGitHubActions_EndsWithTheContractGate(t *testing.T) {
 	if svc.Env["PAYMOCK_API_KEY"] != job.Env["PAYMENTS_API_KEY"] || svc.Env["PAYMOCK_WEBHOOK_SECRET"] != job.Env["WEBHOOK_SECRET"] {
 		t.Errorf("the app and paymock disagree on the key or the webhook secret")
 	}
-	last := job.Steps[len(job.Steps)-1].Run
-	for _, want := range []string{" report ", "--fail-on-violations", `--api-key "$PAYMENTS_API_KEY"`} {
-		if !strings.Contains(last, want) {
-			t.Errorf("the last step does not say %q:\n%s", want, last)
+	// The gate is the last step that runs anything; only the upload of its
+	// JUnit report may follow, and that whatever the gate said.
+	gate := -1
+	for i, s := range job.Steps {
+		if s.Run != "" {
+			gate = i
 		}
+	}
+	if gate < 0 {
+		t.Fatal("no step runs anything")
+	}
+	last := job.Steps[gate].Run
+	// The JUnit file is written to a folder of the runner's, mounted, by
+	// the runner's user: inside the --rm container alone it would be lost,
+	// and the image's uid 65532 may not write to the runner's folder.
+	for _, want := range []string{" report ", "--fail-on-violations", `--api-key "$PAYMENTS_API_KEY"`,
+		`-v "$PWD:/out"`, `--user "$(id -u)"`, "--junit /out/contract.xml"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the gate does not say %q:\n%s", want, last)
+		}
+	}
+	for _, s := range job.Steps[gate+1:] {
+		if s.If != "always()" || !strings.HasPrefix(s.Uses, "actions/upload-artifact@") || s.With["path"] != "contract.xml" {
+			t.Errorf("step %q after the gate: want only the upload of contract.xml, if: always()", s.Name)
+		}
+	}
+	if gate == len(job.Steps)-1 {
+		t.Error("nothing keeps the gate's JUnit report")
 	}
 }
