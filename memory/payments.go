@@ -446,22 +446,39 @@ func (s *Payments) Reset(_ context.Context, merchantID string) error {
 // or in the merchant's new book; only then, when no owner entry names it
 // and none will, is its number free for another book.
 func (s *Payments) Drop(_ context.Context, merchantID string) error {
-	s.mu.Lock()
-	b := s.books[merchantID]
-	delete(s.books, merchantID)
-	s.mu.Unlock()
+	b := s.unname(merchantID)
 	if b == nil {
 		return nil
 	}
 	b.mu.Lock()
+	s.dropLocked(b)
+	b.mu.Unlock()
+	s.freeNum(b)
+	return nil
+}
+
+// unname takes the merchant's book out of the merchants' map, and returns
+// it (nil when there is none): Drop's first step.
+func (s *Payments) unname(merchantID string) *book {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.books[merchantID]
+	delete(s.books, merchantID)
+	return b
+}
+
+// dropLocked empties b and marks it dropped; the caller holds its lock.
+func (s *Payments) dropLocked(b *book) {
 	s.empty(b)
 	b.dropped = true
-	b.mu.Unlock()
+}
+
+// freeNum gives the number of b, dropped, to the next new book.
+func (s *Payments) freeNum(b *book) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.byNum[b.num] = nil
 	s.free = append(s.free, b.num)
-	s.mu.Unlock()
-	return nil
 }
 
 // empty forgets what b holds but its index map, which the caller sets:
