@@ -28,11 +28,12 @@ func New() paymock.Backend {
 		Journal:   NewJournal(),
 		Sequences: sequences,
 		// Nothing but this process can reach what it holds of a merchant
-		// it released: all of it goes.
+		// it released: all of it goes, the payments' book itself included
+		// (Drop, not Reset, which keeps it for the merchant's next payment).
 		Release: func(ctx context.Context, merchantID string) error {
 			sequences.Drop(merchantID)
 			return errors.Join(outbox.ResetEvents(ctx, merchantID), clocks.ResetClock(ctx, merchantID),
-				payments.Reset(ctx, merchantID))
+				payments.Drop(ctx, merchantID))
 		},
 	}
 }

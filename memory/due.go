@@ -156,7 +156,8 @@ func (b *book) listDue(until time.Time, limit int) []paymock.DuePayment {
 }
 
 // DueAll implements paymock.DueStore: each book whose merchant's clock is
-// real is read up to its clock's time, and the lists merged.
+// real is read up to its clock's time, and the lists merged. The slots of
+// dropped books are nil, and skipped.
 func (d *Due) DueAll(_ context.Context, now time.Time, base time.Duration, limit int) ([]paymock.DuePayment, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("due: limit %d must be positive", limit)
@@ -166,6 +167,9 @@ func (d *Due) DueAll(_ context.Context, now time.Time, base time.Duration, limit
 	d.payments.mu.RUnlock()
 	var out []paymock.DuePayment
 	for _, b := range books {
+		if b == nil {
+			continue
+		}
 		off, real := d.clocks.offset(b.merchantID, base)
 		if !real {
 			continue

@@ -29,7 +29,13 @@ type Payments struct {
 	hash  func(id string) uint64
 	mu    sync.RWMutex
 	books map[string]*book
-	byNum []*book // books by number, for the owner index
+	// byNum finds a book by its number, for the owner index. A dropped
+	// book's slot is nil until a new book takes its number from free: in
+	// open mode merchants come and go without end, and byNum, which the
+	// sweep of due work walks every second, stays as long as the most
+	// books ever held at once rather than every book ever made.
+	byNum []*book
+	free  []uint32
 	owner [ownerShards]ownerShard
 }
 
@@ -58,6 +64,10 @@ type book struct {
 	common     commonStrings
 	customers  map[string]string
 	due        dueQueue // when its pending payments change by themselves (due.go)
+	// dropped is set, under mu, when Drop took the book out of the store:
+	// a writer that waited for the lock meanwhile goes to the merchant's
+	// new book (writable) rather than into one nobody reads.
+	dropped bool
 }
 
 // maxCommon bounds the strings a book spells once for all its payments.
@@ -178,11 +188,32 @@ func (s *Payments) book(merchantID string, create bool) *book {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b = s.books[merchantID]; b == nil {
-		b = &book{num: uint32(len(s.byNum)), merchantID: merchantID, byHash: make(map[uint64]uint32)}
+		b = &book{merchantID: merchantID, byHash: make(map[uint64]uint32)}
+		if n := len(s.free); n > 0 {
+			b.num, s.free = s.free[n-1], s.free[:n-1]
+			s.byNum[b.num] = b
+		} else {
+			b.num = uint32(len(s.byNum))
+			s.byNum = append(s.byNum, b)
+		}
 		s.books[merchantID] = b
-		s.byNum = append(s.byNum, b)
 	}
 	return b
+}
+
+// writable returns the merchant's book, made if need be, locked for
+// writing. A book Drop took out while this waited for its lock is let go
+// for the merchant's new one: what is written there would be found by no
+// one, and its number may already be another book's.
+func (s *Payments) writable(merchantID string) *book {
+	for {
+		b := s.book(merchantID, true)
+		b.mu.Lock()
+		if !b.dropped {
+			return b
+		}
+		b.mu.Unlock()
+	}
 }
 
 // find returns the record number of id in b, which the caller has locked.
@@ -200,9 +231,8 @@ func (b *book) find(h uint64, id string) (int, bool) {
 // Insert implements Store. The limit is exact: the count is read under the
 // book's lock that the insert holds.
 func (s *Payments) Insert(_ context.Context, p paymock.Payment, limit int) error {
-	b := s.book(p.MerchantID, true)
 	h := s.hash(p.ID)
-	b.mu.Lock()
+	b := s.writable(p.MerchantID)
 	defer b.mu.Unlock()
 	if limit >= 0 && b.recs.n >= limit {
 		return fmt.Errorf("insert %s: %w", p.ID, paymock.ErrLimitReached)
@@ -257,12 +287,18 @@ func (s *Payments) Locate(ctx context.Context, id string) (paymock.Payment, erro
 		s.mu.RLock()
 		b := s.byNum[v-1]
 		s.mu.RUnlock()
+		if b == nil { // dropped after the owner index was read
+			return paymock.Payment{}, fmt.Errorf("payment %s: %w", id, paymock.ErrNotFound)
+		}
 		return b.get(h, id)
 	}
 	s.mu.RLock()
 	books := s.byNum[:len(s.byNum):len(s.byNum)]
 	s.mu.RUnlock()
 	for i := len(books) - 1; i >= 0; i-- {
+		if books[i] == nil {
+			continue
+		}
 		if p, err := books[i].get(h, id); err == nil {
 			return p, nil
 		}
@@ -320,8 +356,7 @@ func (s *Payments) List(_ context.Context, merchantID string, offset, limit int)
 // CustomerID implements Store. Emails are matched without regard to case.
 func (s *Payments) CustomerID(_ context.Context, merchantID, email string, newID func() string, limit int) (string, error) {
 	key := strings.ToLower(email)
-	b := s.book(merchantID, true)
-	b.mu.Lock()
+	b := s.writable(merchantID)
 	defer b.mu.Unlock()
 	id, ok := b.customers[key]
 	if !ok {
@@ -393,20 +428,76 @@ func (s *Payments) Reset(_ context.Context, merchantID string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	s.empty(b)
+	b.byHash = make(map[uint64]uint32)
+	return nil
+}
+
+// Drop forgets the merchant's book altogether: its payments, customers
+// and due work, and its place in the store, which a Reset keeps for the
+// merchant's next payment. For a merchant this process no longer holds
+// (paymock.Backend.Release): in open mode every new token is a merchant,
+// and each book left behind would stay, and be swept for due work every
+// second, for good.
+//
+// The book leaves the merchants' map first, so that no one finds it any
+// more; then it is emptied and marked dropped under its lock, so that an
+// Insert racing with the drop lands either before it (and is forgotten)
+// or in the merchant's new book; only then, when no owner entry names it
+// and none will, is its number free for another book.
+func (s *Payments) Drop(_ context.Context, merchantID string) error {
+	b := s.unname(merchantID)
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	s.dropLocked(b)
+	b.mu.Unlock()
+	s.freeNum(b)
+	return nil
+}
+
+// unname takes the merchant's book out of the merchants' map, and returns
+// it (nil when there is none): Drop's first step.
+func (s *Payments) unname(merchantID string) *book {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.books[merchantID]
+	delete(s.books, merchantID)
+	return b
+}
+
+// dropLocked empties b and marks it dropped; the caller holds its lock.
+func (s *Payments) dropLocked(b *book) {
+	s.empty(b)
+	b.dropped = true
+}
+
+// freeNum gives the number of b, dropped, to the next new book.
+func (s *Payments) freeNum(b *book) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.byNum[b.num] = nil
+	s.free = append(s.free, b.num)
+}
+
+// empty forgets what b holds but its index map, which the caller sets:
+// a new one for a book kept, none for a book dropped. The caller holds
+// b's lock.
+func (s *Payments) empty(b *book) {
 	for h := range b.byHash {
 		s.disown(h, b.num)
 	}
 	for id := range b.collided {
 		s.disown(s.hash(id), b.num)
 	}
-	b.byHash = make(map[uint64]uint32)
+	b.byHash = nil
 	b.collided = nil
 	b.recs = records{}
 	b.arena = arena{}
 	b.common = commonStrings{}
 	b.customers = nil
 	b.due = dueQueue{}
-	return nil
 }
 
 // disown forgets that the id of hash h is in book num. A shared entry

@@ -194,3 +194,47 @@ func BenchmarkIdleMerchantBytes(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkEvictedMerchantBytes reports the live heap an open-mode token
+// leaves once it has created a payment, reset, and been evicted at the
+// merchant cap: what one client churning new tokens can make the server
+// keep. Everything of an evicted merchant goes, so it should be about 0.
+func BenchmarkEvictedMerchantBytes(b *testing.B) {
+	const limit, n = 100, 5_000
+	body, _ := json.Marshal(validCreate())
+	churn := func(b *testing.B, s http.Handler, from, to int) {
+		for i := from; i < to; i++ {
+			key := fmt.Sprintf("Bearer sk_test_churn_%08d", i)
+			for _, r := range []*http.Request{
+				httptest.NewRequest("POST", "/api/v1/payments", strings.NewReader(string(body))),
+				httptest.NewRequest("POST", "/_sandbox/reset", nil),
+			} {
+				r.Header.Set("Authorization", key)
+				r.Header.Set("Content-Type", "application/json")
+				w := httptest.NewRecorder()
+				s.ServeHTTP(w, r)
+				if w.Code >= 300 {
+					b.Fatalf("%s %s: %d %s", r.Method, r.URL.Path, w.Code, w.Body)
+				}
+			}
+		}
+	}
+	for b.Loop() {
+		b.StopTimer()
+		sb, err := New(Config{Clock: lifecycle.ClockConfig{Mode: lifecycle.ClockFrozen, Start: testStart},
+			JournalSize: DefaultJournalSize, Metrics: true, MaxMerchants: limit})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := sb.Handler()
+		churn(b, s, 0, 2*limit) // the cap is full, and evicting
+		before := liveHeap()
+		b.StartTimer()
+		churn(b, s, 2*limit, 2*limit+n)
+		b.StopTimer()
+		b.ReportMetric(float64(int64(liveHeap())-int64(before))/n, "B/evicted-merchant")
+		heapProfile(b)
+		runtime.KeepAlive(sb)
+		b.StartTimer()
+	}
+}
