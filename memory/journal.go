@@ -108,7 +108,17 @@ type ringLog struct {
 	calls []callCount
 	// violations counts, per operation, the violations of violating
 	// calls; nil until a call is refused.
-	violations map[opViolation]int
+	violations []violationTally
+}
+
+// violationTally counts the violations of one operation's violating calls:
+// the first paymock.MaxDistinctViolations distinct ones apart, the others
+// together, so that a client making up a new one with every request grows
+// the tally no further.
+type violationTally struct {
+	op       uint32
+	kinds    map[paymock.Violation]int
+	unlisted int
 }
 
 // callCount counts the counted calls that share an operation, a status
@@ -120,11 +130,6 @@ type callCount struct {
 	status    int16
 	violating bool
 	injected  bool
-}
-
-type opViolation struct {
-	op uint32
-	v  paymock.Violation
 }
 
 // book returns the merchant's book with its lock held, or nil when it has
@@ -280,16 +285,32 @@ func (ml *merchantLog) countRecord(op uint32, r paymock.JournalRecord, delta int
 	if !r.Violating || e.Operation == "" {
 		return
 	}
-	big := ml.grow()
-	if big.violations == nil {
-		big.violations = make(map[opViolation]int)
-	}
+	t := ml.grow().tally(op)
 	for _, v := range e.Violations {
-		k := opViolation{op, v}
-		if big.violations[k] += delta; big.violations[k] <= 0 {
-			delete(big.violations, k)
+		n, ok := t.kinds[v]
+		if !ok && (delta < 0 || len(t.kinds) >= paymock.MaxDistinctViolations) {
+			// Taken back from, or past, those told apart.
+			t.unlisted = max(t.unlisted+delta, 0)
+			continue
+		}
+		if n += delta; n > 0 {
+			t.kinds[v] = n
+		} else {
+			delete(t.kinds, v) // its place goes to the next new one
 		}
 	}
+}
+
+// tally returns the operation's tally of violations, adding it on its
+// first. A merchant calls a handful of operations, so a scan beats a map.
+func (ml *ringLog) tally(op uint32) *violationTally {
+	for i := range ml.violations {
+		if t := &ml.violations[i]; t.op == op {
+			return t
+		}
+	}
+	ml.violations = append(ml.violations, violationTally{op: op, kinds: make(map[paymock.Violation]int)})
+	return &ml.violations[len(ml.violations)-1]
 }
 
 // dropEmptyCounts forgets the counters a count taken back left at 0.
@@ -474,12 +495,16 @@ func (j *Journal) CountRequests(_ context.Context, merchantID string) (paymock.J
 		c.Calls = append(c.Calls, paymock.JournalCallCount{Operation: names[cc.op], Status: int(cc.status),
 			Violating: cc.violating, Injected: cc.injected, Calls: cc.calls})
 	}
-	var violations map[opViolation]int
-	if ml.big != nil {
-		violations = ml.big.violations
+	if ml.big == nil {
+		return c, nil
 	}
-	for k, n := range violations {
-		c.Violations = append(c.Violations, paymock.JournalViolationCount{Operation: names[k.op], Violation: k.v, Calls: n})
+	for _, t := range ml.big.violations {
+		for v, n := range t.kinds {
+			c.Violations = append(c.Violations, paymock.JournalViolationCount{Operation: names[t.op], Violation: v, Calls: n})
+		}
+		if t.unlisted > 0 {
+			c.Unlisted = append(c.Unlisted, paymock.JournalUnlistedCount{Operation: names[t.op], Violations: t.unlisted})
+		}
 	}
 	return c, nil
 }
