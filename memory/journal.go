@@ -29,9 +29,9 @@ import (
 // outbox's are: a merchant's list of its 10,000 entries, or its report,
 // never holds up another merchant's requests, each of which appends to its
 // own journal. The journal's mu guards only the map of books, and is never
-// held while a book's lock is taken. A list copies what it needs under the
-// book's lock and decodes it after, so that even the merchant's own
-// requests wait only for the copy.
+// held while a book's lock is taken. A list finds its page under the
+// book's lock, reading no more of each entry than its status, and decodes
+// the page after.
 type Journal struct {
 	mu        sync.Mutex
 	merchants map[string]*merchantLog
@@ -436,48 +436,48 @@ func (j *Journal) TrimRequests(_ context.Context, merchantID string, keep int) e
 }
 
 // ListRequests implements paymock.JournalStore. The ring is bounded, so a
-// scan of it is too. The entries are copied under the book's lock (their
-// strings are never changed, so a copy is of their headers only) and read
-// after it: a filter reads only each entry's status and its number of
-// violations, and only the page's entries are decoded.
+// scan of it is too. The page is found under the book's lock: a filter
+// reads of each entry its status and number of violations alone
+// (peekEntry), which costs no allocation, and the page's entries are
+// decoded after the lock (their strings are never changed). Copying every
+// entry out to filter it outside the lock was tried: eight clients
+// filtering one merchant's 10,000 entries then made 250 MB/s of garbage,
+// and another merchant's p99 stayed at 17 ms; scanned in place, one
+// merchant's filters take turns on its own book and the other's p99 is
+// 3 ms. What the merchant's own requests wait for is one scan: 1 to 2 ms
+// over 10,000 entries (BenchmarkJournal_FilteredList).
 func (j *Journal) ListRequests(_ context.Context, merchantID string, q paymock.JournalQuery) ([]paymock.JournalEntry, int, error) {
 	if q.Keep < 0 || q.Offset < 0 || q.Limit < 0 {
 		return nil, 0, fmt.Errorf("memory: list the request journal: keep %d, offset %d, limit %d: want 0 or more", q.Keep, q.Offset, q.Limit)
 	}
-	out := []paymock.JournalEntry{}
-	filtered := q.Status != 0 || q.Violations
-	var listed []string // newest first: every entry kept when filtered, the page's alone when not
+	var page []string // the page's entries, newest first
 	total := 0
 	if ml := j.book(merchantID, false); ml != nil {
-		total = min(ml.entries(), q.Keep)
-		from, to := 0, total
-		if !filtered {
-			from = min(q.Offset, total)
-			to = from + min(q.Limit, total-from)
-		}
-		listed = make([]string, 0, to-from)
-		for i := from; i < to; i++ {
-			listed = append(listed, ml.newest(i))
+		n := min(ml.entries(), q.Keep)
+		if q.Status == 0 && !q.Violations {
+			total = n
+			for i := min(q.Offset, n); i < n && len(page) < q.Limit; i++ {
+				page = append(page, ml.newest(i))
+			}
+		} else {
+			for i := range n {
+				enc := ml.newest(i)
+				status, violations := peekEntry(enc)
+				if (q.Status != 0 && status != q.Status) || (q.Violations && violations == 0) {
+					continue
+				}
+				if total >= q.Offset && len(page) < q.Limit {
+					page = append(page, enc)
+				}
+				total++
+			}
 		}
 		ml.mu.Unlock()
 	}
 	names := j.names.all() // read after the entries, so it spells every number they hold
-	if !filtered {
-		for _, enc := range listed {
-			out = append(out, decodeEntry(enc, names))
-		}
-		return out, total, nil
-	}
-	total = 0
-	for _, enc := range listed {
-		status, violations := peekEntry(enc)
-		if (q.Status != 0 && status != q.Status) || (q.Violations && violations == 0) {
-			continue
-		}
-		if total >= q.Offset && len(out) < q.Limit {
-			out = append(out, decodeEntry(enc, names))
-		}
-		total++
+	out := make([]paymock.JournalEntry, 0, len(page))
+	for _, enc := range page {
+		out = append(out, decodeEntry(enc, names))
 	}
 	return out, total, nil
 }
