@@ -119,9 +119,9 @@ type JournalQuery struct {
 // made. Every further one is counted with the operation's unlisted
 // violations. A violation names what the client sent (an unknown field's
 // name, a metadata key), so a client that makes up a new one with every
-// request would otherwise grow its counts for good: 34,000 requests of 50
-// unknown fields each grew the server to 1.6 GB, and one report built from
-// them was 372 MiB.
+// request would otherwise grow its counts for good: 10,000 creates of 50
+// unknown fields of new names grew the server to 2 GB, and the report
+// built from them was refused as too large after 25 s (docs/security.md).
 const MaxDistinctViolations = 50
 
 // JournalCounts are a merchant's counted requests, grouped, in any order.
