@@ -77,7 +77,10 @@ type JournalStore interface {
 	// q.Limit, and how many match in all. Negative numbers are an error.
 	ListRequests(ctx context.Context, merchantID string, q JournalQuery) ([]JournalEntry, int, error)
 	// CountRequests counts the merchant's counted requests: those still
-	// listed and those trimmed.
+	// listed and those trimmed. Per operation, it tells apart the first
+	// MaxDistinctViolations distinct violations the merchant made, in the
+	// order made, and counts the others together (JournalCounts.Unlisted),
+	// so that what a store keeps of them is bounded too.
 	CountRequests(ctx context.Context, merchantID string) (JournalCounts, error)
 	// ForgetRequests drops what this process alone holds of a merchant
 	// gone idle: in memory, its journal and counts; a store the replicas
@@ -111,10 +114,24 @@ type JournalQuery struct {
 	Offset, Limit int
 }
 
+// MaxDistinctViolations is how many distinct violations (param, code and
+// message) of one operation a merchant's counts tell apart: the first it
+// made. Every further one is counted with the operation's unlisted
+// violations. A violation names what the client sent (an unknown field's
+// name, a metadata key), so a client that makes up a new one with every
+// request would otherwise grow its counts for good: 10,000 creates of 50
+// unknown fields of new names grew the server to 2 GB, and the report
+// built from them was refused as too large after 25 s (docs/security.md).
+const MaxDistinctViolations = 50
+
 // JournalCounts are a merchant's counted requests, grouped, in any order.
 type JournalCounts struct {
-	Calls      []JournalCallCount
+	Calls []JournalCallCount
+	// Violations are at most MaxDistinctViolations per operation.
 	Violations []JournalViolationCount
+	// Unlisted counts, per operation with any, the violations past
+	// those: counted, not told apart.
+	Unlisted []JournalUnlistedCount
 }
 
 // JournalCallCount is how many counted calls share an operation ("" when
@@ -126,6 +143,13 @@ type JournalCallCount struct {
 	Violating bool
 	Injected  bool
 	Calls     int
+}
+
+// JournalUnlistedCount is how many violations of an operation's violating
+// calls were of none of the distinct violations its counts tell apart.
+type JournalUnlistedCount struct {
+	Operation  string
+	Violations int
 }
 
 // JournalViolationCount is how often violating calls of an operation

@@ -247,6 +247,9 @@ type ReportOperation struct {
 	ViolatingCalls int
 	Statuses       []ReportStatus
 	Violations     []ReportViolation
+	// UnlistedViolations counts the violations made past those listed,
+	// which are at most 50: the page shows the count alone.
+	UnlistedViolations int
 }
 
 // ReportStatus is how often an operation answered one status.

@@ -134,6 +134,8 @@ func templateFuncs() template.FuncMap {
 		"msf":      func(ms float64) string { return strconv.FormatFloat(ms, 'f', 1, 64) + " ms" },
 		"statusOK": func(code int) bool { return code >= 200 && code < 300 },
 		"route":    route,
+		// The most distinct violations a report lists per operation.
+		"distinctViolations": func() int { return paymock.MaxDistinctViolations },
 	}
 }
 

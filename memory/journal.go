@@ -24,29 +24,74 @@ import (
 // one string in the encoding of appendEntry (no pointers for the collector
 // to follow), and the counts are one short slice. It is safe for
 // concurrent use.
+//
+// Each merchant's journal is its book, under the book's own lock, as the
+// outbox's are: a merchant's list of its 10,000 entries, or its report,
+// never holds up another merchant's requests, each of which appends to its
+// own journal. The journal's mu guards only the map of books, and is never
+// held while a book's lock is taken. A list finds its page under the
+// book's lock, reading no more of each entry than its status, and decodes
+// the page after.
 type Journal struct {
 	mu        sync.Mutex
 	merchants map[string]*merchantLog
-	// names spells the operations and variants once for every merchant:
-	// entries and counts hold their number. There are as many as the
-	// documents declare and --variants draws from.
-	names   []string
-	nameNum map[string]uint32
-	scratch []byte // the entry being encoded, under mu
+	names     journalNames
 }
 
 var _ paymock.JournalStore = (*Journal)(nil)
 
 // NewJournal returns an empty Journal.
 func NewJournal() *Journal {
-	return &Journal{merchants: make(map[string]*merchantLog), names: []string{""}, nameNum: map[string]uint32{"": 0}}
+	return &Journal{merchants: make(map[string]*merchantLog), names: journalNames{names: []string{""}, num: map[string]uint32{"": 0}}}
 }
 
-// merchantLog is one merchant's recent requests and counts. Most merchants
-// of an open-mode sandbox make one call and go idle: their one entry and
-// one count are held here, in 48 bytes, and a ringLog takes over from the
-// second entry, the second kind of call or the first violation on.
+// journalNames spells the operations and variants once for every
+// merchant: entries and counts hold their number. There are as many as the
+// documents declare and --variants draws from. Names are only ever added,
+// so a slice of them read once is good for every number handed out
+// before.
+type journalNames struct {
+	mu    sync.RWMutex
+	names []string
+	num   map[string]uint32
+}
+
+// number numbers an operation or variant; "" is 0.
+func (n *journalNames) number(name string) uint32 {
+	n.mu.RLock()
+	k, ok := n.num[name]
+	n.mu.RUnlock()
+	if ok {
+		return k
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if k, ok := n.num[name]; ok {
+		return k
+	}
+	k = uint32(len(n.names))
+	n.names = append(n.names, name)
+	n.num[name] = k
+	return k
+}
+
+// all returns the names numbered so far, indexed by number.
+func (n *journalNames) all() []string {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.names
+}
+
+// merchantLog is one merchant's recent requests and counts: its book,
+// under mu. Most merchants of an open-mode sandbox make one call and go
+// idle: their one entry and one count are held here, and a ringLog takes
+// over from the second entry, the second kind of call or the first
+// violation on.
 type merchantLog struct {
+	mu sync.Mutex
+	// dead is set when ForgetRequests took the book out of the journal,
+	// so that an append racing with it finds the new book instead.
+	dead      bool
 	first     string    // the one entry while big is nil; "" for none
 	firstCall callCount // the one count while big is nil; calls 0 for none
 	bound     int32     // the bound while big is nil (see ringLog)
@@ -63,7 +108,17 @@ type ringLog struct {
 	calls []callCount
 	// violations counts, per operation, the violations of violating
 	// calls; nil until a call is refused.
-	violations map[opViolation]int
+	violations []violationTally
+}
+
+// violationTally counts the violations of one operation's violating calls:
+// the first paymock.MaxDistinctViolations distinct ones apart, the others
+// together, so that a client making up a new one with every request grows
+// the tally no further.
+type violationTally struct {
+	op       uint32
+	kinds    map[paymock.Violation]int
+	unlisted int
 }
 
 // callCount counts the counted calls that share an operation, a status
@@ -77,18 +132,26 @@ type callCount struct {
 	injected  bool
 }
 
-type opViolation struct {
-	op uint32
-	v  paymock.Violation
-}
-
-func (j *Journal) merchantLocked(id string) *merchantLog {
-	ml := j.merchants[id]
-	if ml == nil {
-		ml = &merchantLog{bound: -1}
-		j.merchants[id] = ml
+// book returns the merchant's book with its lock held, or nil when it has
+// none and create is false. The caller unlocks it.
+func (j *Journal) book(merchantID string, create bool) *merchantLog {
+	for {
+		j.mu.Lock()
+		ml := j.merchants[merchantID]
+		if ml == nil && create {
+			ml = &merchantLog{bound: -1}
+			j.merchants[merchantID] = ml
+		}
+		j.mu.Unlock()
+		if ml == nil {
+			return nil
+		}
+		ml.mu.Lock()
+		if !ml.dead {
+			return ml
+		}
+		ml.mu.Unlock() // forgotten meanwhile: look again
 	}
-	return ml
 }
 
 // grow moves the merchant's entry and count to a ringLog, which holds
@@ -172,29 +235,30 @@ func (c *callCount) alike(op uint32, status int, violating, injected bool) bool 
 	return c.op == op && int(c.status) == status && c.violating == violating && c.injected == injected
 }
 
-// nameLocked numbers an operation or variant; "" is 0.
-func (j *Journal) nameLocked(name string) uint32 {
-	n, ok := j.nameNum[name]
-	if !ok {
-		n = uint32(len(j.names))
-		j.names = append(j.names, name)
-		j.nameNum[name] = n
-	}
-	return n
+// scratch holds the buffers entries are encoded in, before their book's
+// lock is taken.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// encode is e in the encoding of appendEntry, numbered in the journal's
+// names, and its operation's number.
+func (j *Journal) encode(e *paymock.JournalEntry) (string, uint32) {
+	op := j.names.number(e.Operation)
+	buf := scratch.Get().(*[]byte)
+	*buf = appendEntry((*buf)[:0], e, op, j.names.number(e.Variant))
+	enc := string(*buf)
+	scratch.Put(buf)
+	return enc, op
 }
 
 // AppendRequest implements paymock.JournalStore.
 func (j *Journal) AppendRequest(_ context.Context, merchantID string, r paymock.JournalRecord) error {
-	e := &r.Entry
-	if err := checkStatus(e.Status); err != nil {
+	if err := checkStatus(r.Entry.Status); err != nil {
 		return fmt.Errorf("memory: append to the request journal: %w", err)
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	op := j.nameLocked(e.Operation)
-	j.scratch = appendEntry(j.scratch[:0], e, op, j.nameLocked(e.Variant))
-	ml := j.merchantLocked(merchantID)
-	ml.push(string(j.scratch))
+	enc, op := j.encode(&r.Entry)
+	ml := j.book(merchantID, true)
+	defer ml.mu.Unlock()
+	ml.push(enc)
 	ml.countRecord(op, r, 1)
 	return nil
 }
@@ -221,16 +285,32 @@ func (ml *merchantLog) countRecord(op uint32, r paymock.JournalRecord, delta int
 	if !r.Violating || e.Operation == "" {
 		return
 	}
-	big := ml.grow()
-	if big.violations == nil {
-		big.violations = make(map[opViolation]int)
-	}
+	t := ml.grow().tally(op)
 	for _, v := range e.Violations {
-		k := opViolation{op, v}
-		if big.violations[k] += delta; big.violations[k] <= 0 {
-			delete(big.violations, k)
+		n, ok := t.kinds[v]
+		if !ok && (delta < 0 || len(t.kinds) >= paymock.MaxDistinctViolations) {
+			// Taken back from, or past, those told apart.
+			t.unlisted = max(t.unlisted+delta, 0)
+			continue
+		}
+		if n += delta; n > 0 {
+			t.kinds[v] = n
+		} else {
+			delete(t.kinds, v) // its place goes to the next new one
 		}
 	}
+}
+
+// tally returns the operation's tally of violations, adding it on its
+// first. A merchant calls a handful of operations, so a scan beats a map.
+func (ml *ringLog) tally(op uint32) *violationTally {
+	for i := range ml.violations {
+		if t := &ml.violations[i]; t.op == op {
+			return t
+		}
+	}
+	ml.violations = append(ml.violations, violationTally{op: op, kinds: make(map[paymock.Violation]int)})
+	return &ml.violations[len(ml.violations)-1]
 }
 
 // dropEmptyCounts forgets the counters a count taken back left at 0.
@@ -254,11 +334,12 @@ func (j *Journal) ReplaceRequest(_ context.Context, merchantID string, was, r pa
 	if err := checkStatus(r.Entry.Status); err != nil {
 		return fmt.Errorf("memory: replace request %s of the request journal: %w", r.Entry.ID, err)
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	ml := j.merchants[merchantID]
+	enc, op := j.encode(&r.Entry)
+	wasOp := j.names.number(was.Entry.Operation)
+	ml := j.book(merchantID, false)
 	at := -1
 	if ml != nil {
+		defer ml.mu.Unlock()
 		head := string(packed.AppendString(nil, r.Entry.ID))
 		for i := range ml.entries() {
 			if strings.HasPrefix(ml.newest(i), head) {
@@ -270,15 +351,13 @@ func (j *Journal) ReplaceRequest(_ context.Context, merchantID string, was, r pa
 	if at < 0 {
 		return fmt.Errorf("memory: replace request %s of the request journal: %w", r.Entry.ID, paymock.ErrNotFound)
 	}
-	op := j.nameLocked(r.Entry.Operation)
-	enc := string(appendEntry(nil, &r.Entry, op, j.nameLocked(r.Entry.Variant)))
 	if ml.big == nil {
 		ml.first = enc
 	} else {
 		n := len(ml.big.ring)
 		ml.big.ring[(int(ml.big.next)-1-at+2*n)%n] = enc
 	}
-	ml.countRecord(j.nameLocked(was.Entry.Operation), was, -1)
+	ml.countRecord(wasOp, was, -1)
 	ml.countRecord(op, r, 1)
 	return nil
 }
@@ -330,12 +409,11 @@ func (j *Journal) TrimRequests(_ context.Context, merchantID string, keep int) e
 	}
 	// No ring holds 2^31 entries: a larger keep keeps them all.
 	keep = min(keep, math.MaxInt32)
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	small := j.merchants[merchantID]
+	small := j.book(merchantID, false)
 	if small == nil {
 		return nil
 	}
+	defer small.mu.Unlock()
 	if small.big == nil && (keep > 0 || small.first == "") {
 		small.bound = int32(keep) // its one entry, if any, is within it
 		return nil
@@ -358,51 +436,75 @@ func (j *Journal) TrimRequests(_ context.Context, merchantID string, keep int) e
 }
 
 // ListRequests implements paymock.JournalStore. The ring is bounded, so a
-// scan of it is too.
+// scan of it is too. The page is found under the book's lock: a filter
+// reads of each entry its status and number of violations alone
+// (peekEntry), which costs no allocation, and the page's entries are
+// decoded after the lock (their strings are never changed). Copying every
+// entry out to filter it outside the lock was tried: eight clients
+// filtering one merchant's 10,000 entries then made 250 MB/s of garbage,
+// and another merchant's p99 stayed at 17 ms; scanned in place, one
+// merchant's filters take turns on its own book and the other's p99 is
+// 3 ms. What the merchant's own requests wait for is one scan: 1 to 2 ms
+// over 10,000 entries (BenchmarkJournal_FilteredList).
 func (j *Journal) ListRequests(_ context.Context, merchantID string, q paymock.JournalQuery) ([]paymock.JournalEntry, int, error) {
 	if q.Keep < 0 || q.Offset < 0 || q.Limit < 0 {
 		return nil, 0, fmt.Errorf("memory: list the request journal: keep %d, offset %d, limit %d: want 0 or more", q.Keep, q.Offset, q.Limit)
 	}
-	out := []paymock.JournalEntry{}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	ml := j.merchants[merchantID]
-	if ml == nil {
-		return out, 0, nil
-	}
+	var page []string // the page's entries, newest first
 	total := 0
-	for i := range min(ml.entries(), q.Keep) {
-		e := decodeEntry(ml.newest(i), j.names)
-		if (q.Status != 0 && e.Status != q.Status) || (q.Violations && len(e.Violations) == 0) {
-			continue
+	if ml := j.book(merchantID, false); ml != nil {
+		n := min(ml.entries(), q.Keep)
+		if q.Status == 0 && !q.Violations {
+			total = n
+			for i := min(q.Offset, n); i < n && len(page) < q.Limit; i++ {
+				page = append(page, ml.newest(i))
+			}
+		} else {
+			for i := range n {
+				enc := ml.newest(i)
+				status, violations := peekEntry(enc)
+				if (q.Status != 0 && status != q.Status) || (q.Violations && violations == 0) {
+					continue
+				}
+				if total >= q.Offset && len(page) < q.Limit {
+					page = append(page, enc)
+				}
+				total++
+			}
 		}
-		if total >= q.Offset && len(out) < q.Limit {
-			out = append(out, e)
-		}
-		total++
+		ml.mu.Unlock()
+	}
+	names := j.names.all() // read after the entries, so it spells every number they hold
+	out := make([]paymock.JournalEntry, 0, len(page))
+	for _, enc := range page {
+		out = append(out, decodeEntry(enc, names))
 	}
 	return out, total, nil
 }
 
 // CountRequests implements paymock.JournalStore.
 func (j *Journal) CountRequests(_ context.Context, merchantID string) (paymock.JournalCounts, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
 	var c paymock.JournalCounts
-	ml := j.merchants[merchantID]
+	ml := j.book(merchantID, false)
 	if ml == nil {
 		return c, nil
 	}
+	defer ml.mu.Unlock()
+	names := j.names.all() // every number the book holds was handed out before its lock was taken
 	for _, cc := range ml.counts() {
-		c.Calls = append(c.Calls, paymock.JournalCallCount{Operation: j.names[cc.op], Status: int(cc.status),
+		c.Calls = append(c.Calls, paymock.JournalCallCount{Operation: names[cc.op], Status: int(cc.status),
 			Violating: cc.violating, Injected: cc.injected, Calls: cc.calls})
 	}
-	var violations map[opViolation]int
-	if ml.big != nil {
-		violations = ml.big.violations
+	if ml.big == nil {
+		return c, nil
 	}
-	for k, n := range violations {
-		c.Violations = append(c.Violations, paymock.JournalViolationCount{Operation: j.names[k.op], Violation: k.v, Calls: n})
+	for _, t := range ml.big.violations {
+		for v, n := range t.kinds {
+			c.Violations = append(c.Violations, paymock.JournalViolationCount{Operation: names[t.op], Violation: v, Calls: n})
+		}
+		if t.unlisted > 0 {
+			c.Unlisted = append(c.Unlisted, paymock.JournalUnlistedCount{Operation: names[t.op], Violations: t.unlisted})
+		}
 	}
 	return c, nil
 }
@@ -411,7 +513,13 @@ func (j *Journal) CountRequests(_ context.Context, merchantID string) (paymock.J
 // holds everything, so the merchant's journal and counts go.
 func (j *Journal) ForgetRequests(_ context.Context, merchantID string) error {
 	j.mu.Lock()
-	defer j.mu.Unlock()
+	ml := j.merchants[merchantID]
 	delete(j.merchants, merchantID)
+	j.mu.Unlock()
+	if ml != nil {
+		ml.mu.Lock()
+		ml.dead = true
+		ml.mu.Unlock()
+	}
 	return nil
 }

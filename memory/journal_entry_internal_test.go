@@ -50,6 +50,29 @@ func TestAppendEntry_TimesOutsideThePlainFormRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPeekEntry_ReadsTheStatusAndViolationsDecodeReads: what a filtered
+// list reads of every entry is what the entry decodes to, whichever
+// short or long form each of its fields took.
+func TestPeekEntry_ReadsTheStatusAndViolationsDecodeReads(t *testing.T) {
+	v := paymock.Violation{Param: "amount", Code: "parameter_invalid", Message: "amount must be a number"}
+	for _, e := range []paymock.JournalEntry{
+		{ID: "req_1", At: "2026-03-14T15:09:26Z", Method: "GET", Path: "/api/v1/payments", Status: 200, DurationMS: 0.5},
+		{ID: "req_2", At: "not a time", Method: "BREW", Path: "/x", Query: "a=b", Status: 400, DurationMS: 1.0000001,
+			InjectedFault: "flt_1", InjectedBy: "header", Violations: []paymock.Violation{v, v, v}},
+		{ID: "", Status: 0, DurationMS: -1},
+		{ID: "req_4", Status: -32768, Violations: make([]paymock.Violation, 200)},
+		{ID: "req_5", Status: 32767, DurationMS: 1e300},
+	} {
+		enc := string(appendEntry(nil, &e, 3, 129))
+		status, violations := peekEntry(enc)
+		got := decodeEntry(enc, make([]string, 130))
+		if status != got.Status || violations != len(got.Violations) || status != e.Status || violations != len(e.Violations) {
+			t.Errorf("%s: peeked status %d with %d violations; decoded %d with %d, appended %d with %d",
+				e.ID, status, violations, got.Status, len(got.Violations), e.Status, len(e.Violations))
+		}
+	}
+}
+
 // BenchmarkEntryTime compares an entry's time read by the fast form with
 // the time.Parse and FormatTime it replaces.
 func BenchmarkEntryTime(b *testing.B) {

@@ -5,6 +5,7 @@ package memory_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/paymock/paymock"
@@ -49,5 +50,28 @@ func BenchmarkJournal_Append(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = j.AppendRequest(ctx, "m", rec)
+	}
+}
+
+// BenchmarkJournal_FilteredList is a filter over a full journal of refused
+// creates that matches none: what a merchant's own requests wait for,
+// since the scan holds its book.
+func BenchmarkJournal_FilteredList(b *testing.B) {
+	const size = 10000
+	j := memory.NewJournal()
+	ctx := context.Background()
+	rec := paymock.JournalRecord{Entry: paymock.JournalEntry{ID: "req_0123456789abcdef", At: "2026-03-14T15:09:26Z", Method: "POST",
+		Path: "/api/v1/payments", Operation: "createPayment", Status: 400, DurationMS: 0.125}, Counted: true, Violating: true}
+	for k := range 51 {
+		rec.Entry.Violations = append(rec.Entry.Violations, paymock.Violation{Param: fmt.Sprintf("%d_%0150d", k, 0),
+			Code: "parameter_unknown", Message: fmt.Sprintf("%d_%0150d is not a known field", k, 0)})
+	}
+	for range size {
+		_ = j.AppendRequest(ctx, "m", rec)
+	}
+	_ = j.TrimRequests(ctx, "m", size)
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _, _ = j.ListRequests(ctx, "m", paymock.JournalQuery{Keep: size, Status: 201, Limit: 1})
 	}
 }

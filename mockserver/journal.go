@@ -242,6 +242,9 @@ func countedJournal(c paymock.JournalCounts) merchantJournal {
 		v := ReportViolation{Param: b.Param, Code: b.Code, Message: b.Message}
 		op(vc.Operation).Violations[v] += vc.Calls
 	}
+	for _, u := range c.Unlisted {
+		op(u.Operation).Unlisted += u.Violations
+	}
 	return mj
 }
 

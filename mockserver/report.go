@@ -38,13 +38,19 @@ type ReportViolation struct {
 
 // ReportOperation is what the client did with one operation.
 type ReportOperation struct {
-	OperationID    string            `json:"operation_id"`
-	Method         string            `json:"method"`
-	Path           string            `json:"path"`
-	Calls          int               `json:"calls"`
-	ViolatingCalls int               `json:"violating_calls"`
-	Statuses       []ReportStatus    `json:"statuses"`
-	Violations     []ReportViolation `json:"violations"`
+	OperationID    string         `json:"operation_id"`
+	Method         string         `json:"method"`
+	Path           string         `json:"path"`
+	Calls          int            `json:"calls"`
+	ViolatingCalls int            `json:"violating_calls"`
+	Statuses       []ReportStatus `json:"statuses"`
+	// Violations are the distinct violations of ViolatingCalls, at most
+	// paymock.MaxDistinctViolations: the first made.
+	Violations []ReportViolation `json:"violations"`
+	// UnlistedViolations counts the violations of ViolatingCalls past
+	// those: made, counted, and not told apart. ViolatingCalls counts
+	// every violating call whatever this says.
+	UnlistedViolations int `json:"unlisted_violations,omitempty"`
 }
 
 // ReportCoverage is how much of the contract the client exercised.
@@ -132,6 +138,9 @@ type OperationCounts struct {
 	Statuses              map[int]int // calls by the status answered
 	// Violations counts each distinct violation; a key's Count is 0.
 	Violations map[ReportViolation]int
+	// Unlisted counts the violations not told apart (see
+	// paymock.JournalCounts.Unlisted).
+	Unlisted int
 }
 
 // NewOperationCounts returns counts with nothing counted yet.
@@ -142,7 +151,12 @@ func NewOperationCounts() *OperationCounts {
 // FillReport sets r's Operations and Coverage from counts, by operation
 // id: one entry for each of ops (a contract's operations, in its order),
 // exercised or not, with the declared statuses first counted and any other
-// status seen after.
+// status seen after. An operation lists at most
+// paymock.MaxDistinctViolations distinct violations, the most frequent
+// when counts tell apart more (a proxy's do), and counts the others'
+// among its unlisted ones: a violation names what the client sent, so
+// the report, its JUnit form and the dashboard's page stay bounded
+// however many a client makes up.
 func FillReport(r *Report, ops []contract.Operation, counts map[string]*OperationCounts) {
 	r.Operations = []ReportOperation{}
 	for _, d := range ops {
@@ -173,13 +187,27 @@ func FillReport(r *Report, ops []contract.Operation, counts map[string]*Operatio
 			v.Count = n
 			ro.Violations = append(ro.Violations, v)
 		}
-		slices.SortFunc(ro.Violations, func(a, b ReportViolation) int {
-			return strings.Compare(a.Side+"\x00"+a.Param+"\x00"+a.Code+"\x00"+a.Message, b.Side+"\x00"+b.Param+"\x00"+b.Code+"\x00"+b.Message)
-		})
+		ro.UnlistedViolations = oc.Unlisted
+		if len(ro.Violations) > paymock.MaxDistinctViolations {
+			slices.SortFunc(ro.Violations, func(a, b ReportViolation) int {
+				return cmp.Or(cmp.Compare(b.Count, a.Count), compareViolations(a, b))
+			})
+			for _, v := range ro.Violations[paymock.MaxDistinctViolations:] {
+				ro.UnlistedViolations += v.Count
+			}
+			ro.Violations = ro.Violations[:paymock.MaxDistinctViolations]
+		}
+		slices.SortFunc(ro.Violations, compareViolations)
 		r.Operations = append(r.Operations, ro)
 	}
 	r.Coverage.Operations = fraction(r.Coverage.OperationsExercised, r.Coverage.OperationsTotal)
 	r.Coverage.Statuses = fraction(r.Coverage.StatusesExercised, r.Coverage.StatusesTotal)
+}
+
+// compareViolations orders violations as a report lists them: by side,
+// param, code and message.
+func compareViolations(a, b ReportViolation) int {
+	return strings.Compare(a.Side+"\x00"+a.Param+"\x00"+a.Code+"\x00"+a.Message, b.Side+"\x00"+b.Param+"\x00"+b.Code+"\x00"+b.Message)
 }
 
 // reportOf is the report of a merchant's counters, over every operation
@@ -331,6 +359,10 @@ func JUnit(r Report) ([]byte, error) {
 			tc.Failures = append(tc.Failures, junitFailure{Message: name, Type: v.Code,
 				Text: fmt.Sprintf("%s (%d×)", v.Message, v.Count)})
 		}
+		if n := op.UnlistedViolations; n > 0 {
+			tc.Failures = append(tc.Failures, junitFailure{Message: "more violations, not listed", Type: "more_violations",
+				Text: UnlistedText(n)})
+		}
 		if op.Calls == 0 {
 			tc.Skipped = &struct{}{}
 			suite.Skipped++
@@ -373,6 +405,14 @@ func unmatchedCase(r Report) (junitCase, bool) {
 	return tc, true
 }
 
+// UnlistedText says what an operation's unlisted violations are, as the
+// JUnit form and `paymock report` print them: "12 more violations, not
+// listed: a report tells apart at most 50 distinct ones per operation".
+func UnlistedText(n int) string {
+	return fmt.Sprintf("%s, not listed: a report tells apart at most %d distinct ones per operation",
+		count(n, "more violation", "more violations"), paymock.MaxDistinctViolations)
+}
+
 // reportSummary is the report's totals in a sentence: "3 calls, 1
 // violating; 1 call matched no operation; 2 answers injected by faults
 // the client asked for".
@@ -389,10 +429,15 @@ func reportSummary(r Report) string {
 
 // count is n and the noun in the number n takes: "1 call", "2 calls".
 func count(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + plural(n, one, many)
+}
+
+// plural is the noun in the number n takes.
+func plural(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + one
+		return one
 	}
-	return strconv.Itoa(n) + " " + many
+	return many
 }
 
 // listRequests handles GET /_sandbox/requests: the merchant's journal.

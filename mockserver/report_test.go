@@ -80,3 +80,56 @@ func TestFillReport_ListsAResetLast(t *testing.T) {
 		t.Errorf("JUnit does not name the reset last:\n%s", b)
 	}
 }
+
+// TestFillReport_ListsTheMostFrequentDistinctViolationsAndCountsTheRest:
+// counts that tell apart more violations than a report lists (a proxy's)
+// list the most frequent, and the others' calls are counted as unlisted,
+// with those the store counted so already; JUnit says so in a failure.
+func TestFillReport_ListsTheMostFrequentDistinctViolationsAndCountsTheRest(t *testing.T) {
+	const most = paymock.MaxDistinctViolations
+	tests := []struct {
+		name         string
+		kinds        int // distinct violations counted, kind k made k+1 times
+		unlisted     int // counted unlisted already
+		wantListed   int
+		wantUnlisted int
+	}{
+		{"as many as are listed", most, 0, most, 0},
+		{"one more, made least often", most + 1, 0, most, 1},
+		{"ten more, and the store's unlisted", most + 10, 7, most, 7 + 10*11/2},
+		{"none apart, some unlisted", 0, 3, 0, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			counts := NewOperationCounts()
+			for k := range tc.kinds {
+				v := ReportViolation{Param: fmt.Sprintf("f%03d", k), Code: "parameter_unknown", Message: "not a field"}
+				counts.Violations[v] = tc.kinds - k // f000 most often
+				counts.ViolatingCalls += tc.kinds - k
+			}
+			counts.Unlisted = tc.unlisted
+			counts.Calls = counts.ViolatingCalls
+			var r Report
+			FillReport(&r, []contract.Operation{{ID: "createPayment", Method: "POST", Path: "/api/v1/payments", Statuses: []int{400}}},
+				map[string]*OperationCounts{"createPayment": counts})
+			op := r.Operations[0]
+			if len(op.Violations) != tc.wantListed || op.UnlistedViolations != tc.wantUnlisted {
+				t.Fatalf("lists %d violations and %d unlisted, want %d and %d", len(op.Violations), op.UnlistedViolations, tc.wantListed, tc.wantUnlisted)
+			}
+			for i, v := range op.Violations {
+				if want := fmt.Sprintf("f%03d", i); v.Param != want { // the most frequent, in order
+					t.Errorf("listed #%d is %s, want %s", i, v.Param, want)
+				}
+			}
+			b, err := JUnit(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			more := strings.Contains(string(b), `<failure message="more violations, not listed" type="more_violations">`+
+				fmt.Sprint(tc.wantUnlisted)+" more violation")
+			if more != (tc.wantUnlisted > 0) {
+				t.Errorf("JUnit's failure for the unlisted violations: %v, want %v:\n%s", more, tc.wantUnlisted > 0, b)
+			}
+		})
+	}
+}

@@ -138,7 +138,10 @@
 // appends): one statement deletes the requests older than the newest
 // --journal-size and adds them to request_journal_calls and
 // request_journal_violations, so a request is counted once, as a row or
-// in the counts, however many replicas trim at once. Lists read the newest
+// in the counts, however many replicas trim at once. Of an operation's
+// violations, the first paymock.MaxDistinctViolations distinct ones have a
+// row each and the rest share one, so what a client sends cannot add rows
+// there without end. Lists read the newest
 // --journal-size only. Nothing deletes a merchant's journal: a reset keeps
 // it, as on one server, and a replica forgetting an idle merchant forgets
 // only its own count of appends, since other replicas may still serve the

@@ -189,6 +189,15 @@ func (s *Store) insertJournal(ctx context.Context, rows []*journalRow) {
 // statement began is locked in its new version, which the statement's
 // snapshot does not see: it is neither deleted nor counted, and the next
 // trim takes it.
+//
+// Of the violations, an operation's first $3 distinct ones (by the seq of
+// the request that first made each, and its place among that request's
+// violations) have a row each, and the others are added to its row whose
+// violation is the empty text, which no violation's json text is: a
+// client making up a new violation with every request adds no rows past
+// those. Two trims of one merchant at the same moment each count the rows
+// there were when it began, so each may add up to $3 new ones: the rows
+// kept stay bounded, and CountRequests tells apart $3 whatever the rows.
 const trimRequests = `WITH cut AS (
 	SELECT seq FROM request_journal WHERE merchant_id = $1 ORDER BY seq DESC OFFSET $2 LIMIT 1
 ), doomed AS (
@@ -196,18 +205,30 @@ const trimRequests = `WITH cut AS (
 	ORDER BY j.seq FOR UPDATE OF j
 ), gone AS (
 	DELETE FROM request_journal j WHERE j.ctid = ANY(ARRAY(SELECT ctid FROM doomed)) AND j.merchant_id = $1
-	RETURNING j.operation, j.status, j.counted, j.violating, j.injected, j.violations
+	RETURNING j.seq, j.operation, j.status, j.counted, j.violating, j.injected, j.violations
 ), calls AS (
 	INSERT INTO request_journal_calls AS c (merchant_id, operation, status, violating, injected, calls)
 	SELECT $1, operation, status, violating, injected, count(*) FROM gone WHERE counted
 	GROUP BY operation, status, violating, injected ORDER BY operation, status, violating, injected
 	ON CONFLICT (merchant_id, operation, status, violating, injected) DO UPDATE SET calls = c.calls + excluded.calls
+), made AS (
+	SELECT g.operation, x.v::text AS violation, count(*) AS calls, min(g.seq::numeric * 65536 + x.i) AS first
+	FROM gone g CROSS JOIN LATERAL json_array_elements(g.violations) WITH ORDINALITY AS x(v, i)
+	WHERE g.counted AND g.violating AND g.operation <> ''
+	GROUP BY g.operation, x.v::text
+), kept AS (
+	SELECT operation, md5(violation) AS digest FROM request_journal_violations WHERE merchant_id = $1 AND violation <> ''
+), placed AS (
+	SELECT m.operation, m.calls,
+		CASE WHEN k.digest IS NOT NULL
+			OR (SELECT count(*) FROM kept WHERE kept.operation = m.operation)
+				+ row_number() OVER (PARTITION BY m.operation, k.digest IS NULL ORDER BY m.first) <= $3
+		THEN m.violation ELSE '' END AS violation
+	FROM made m LEFT JOIN kept k ON k.operation = m.operation AND k.digest = md5(m.violation)
 )
 INSERT INTO request_journal_violations AS v (merchant_id, operation, violation, calls)
-SELECT $1, g.operation, x.v::text, count(*)
-FROM gone g CROSS JOIN LATERAL json_array_elements(g.violations) AS x(v)
-WHERE g.counted AND g.violating AND g.operation <> ''
-GROUP BY g.operation, x.v::text ORDER BY g.operation, md5(x.v::text)
+SELECT $1, operation, violation, sum(calls) FROM placed
+GROUP BY operation, violation ORDER BY operation, md5(violation)
 ON CONFLICT (merchant_id, operation, md5(violation)) DO UPDATE SET calls = v.calls + excluded.calls`
 
 // TrimRequests implements paymock.JournalStore.
@@ -218,7 +239,7 @@ func (s *Store) TrimRequests(ctx context.Context, merchantID string, keep int) e
 	// A trim runs on a request's way out: bounded as an append is.
 	ctx, cancel := context.WithTimeout(ctx, journalWriteTimeout)
 	defer cancel()
-	if _, err := s.pool.Exec(ctx, trimRequests, merchantID, keep); err != nil {
+	if _, err := s.pool.Exec(ctx, trimRequests, merchantID, keep, paymock.MaxDistinctViolations); err != nil {
 		return check("trim the request journal of "+merchantID, err)
 	}
 	return nil
@@ -278,7 +299,12 @@ func (s *Store) ListRequests(ctx context.Context, merchantID string, q paymock.J
 
 // countRequests adds up, in one snapshot, the counts of trimmed requests
 // and the requests still in the journal: the calls first (kind 0), then
-// the violations (kind 1), each violation as the json text of one.
+// the violations (kind 1), each violation as the json text of one, or the
+// empty text for those not told apart. Per operation, the violations with
+// a row of their own come first (more rows than $2 only from trims at the
+// same moment, or a database counted before the bound), then those only
+// in the journal, in the order first made, and all past the first $2 are
+// counted as the empty text.
 const countRequests = `SELECT 0, operation, status, violating, injected, sum(calls)::bigint, ''
 FROM (
 	SELECT operation, status, violating, injected, calls FROM request_journal_calls WHERE merchant_id = $1
@@ -287,24 +313,31 @@ FROM (
 ) c
 GROUP BY operation, status, violating, injected
 UNION ALL
-SELECT 1, operation, 0, true, false, sum(calls)::bigint, violation
+SELECT 1, operation, 0, true, false, sum(calls)::bigint, CASE WHEN nth <= $2 THEN violation ELSE '' END
 FROM (
-	SELECT operation, violation, calls FROM request_journal_violations WHERE merchant_id = $1
-	UNION ALL
-	SELECT j.operation, x.v::text, 1
+	SELECT operation, violation, sum(calls) AS calls,
+		row_number() OVER (PARTITION BY operation
+			ORDER BY violation = '', bool_or(kept) DESC, min(first), sum(calls) DESC, md5(violation)) AS nth
 	FROM (
-		SELECT seq FROM request_journal
-		WHERE merchant_id = $1 AND counted AND violating AND has_violations AND operation <> ''
-		OFFSET 0 -- found in the primary key: only violating rows are read
-	) bad
-	JOIN request_journal j ON j.merchant_id = $1 AND j.seq = bad.seq
-	CROSS JOIN LATERAL json_array_elements(j.violations) AS x(v)
-) v
-GROUP BY operation, violation`
+		SELECT operation, violation, calls, true AS kept, NULL::numeric AS first
+		FROM request_journal_violations WHERE merchant_id = $1
+		UNION ALL
+		SELECT j.operation, x.v::text, 1, false, j.seq::numeric * 65536 + x.i
+		FROM (
+			SELECT seq FROM request_journal
+			WHERE merchant_id = $1 AND counted AND violating AND has_violations AND operation <> ''
+			OFFSET 0 -- found in the primary key: only violating rows are read
+		) bad
+		JOIN request_journal j ON j.merchant_id = $1 AND j.seq = bad.seq
+		CROSS JOIN LATERAL json_array_elements(j.violations) WITH ORDINALITY AS x(v, i)
+	) v
+	GROUP BY operation, violation
+) ranked
+GROUP BY operation, CASE WHEN nth <= $2 THEN violation ELSE '' END`
 
 // CountRequests implements paymock.JournalStore.
 func (s *Store) CountRequests(ctx context.Context, merchantID string) (paymock.JournalCounts, error) {
-	rows, err := s.pool.Query(ctx, countRequests, merchantID)
+	rows, err := s.pool.Query(ctx, countRequests, merchantID, paymock.MaxDistinctViolations)
 	if err != nil {
 		return paymock.JournalCounts{}, check("count the request journal of "+merchantID, err)
 	}
@@ -320,6 +353,10 @@ func (s *Store) CountRequests(ctx context.Context, merchantID string) (paymock.J
 		if kind == 0 {
 			c.Calls = append(c.Calls, paymock.JournalCallCount{Operation: op, Status: status,
 				Violating: violating, Injected: injected, Calls: int(calls)})
+			return nil
+		}
+		if violation == "" {
+			c.Unlisted = append(c.Unlisted, paymock.JournalUnlistedCount{Operation: op, Violations: int(calls)})
 			return nil
 		}
 		var v paymock.Violation

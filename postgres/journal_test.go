@@ -175,3 +175,43 @@ func BenchmarkJournal_Append(b *testing.B) {
 		}
 	}
 }
+
+// TestJournal_ViolationsMadeUpWithEveryRequestAddNoRowsPastTheBound: a
+// client that sends a new unknown field with every request, trimmed
+// again and again, leaves one row per violation told apart and one for
+// the rest, whatever it sends.
+func TestJournal_ViolationsMadeUpWithEveryRequestAddNoRowsPastTheBound(t *testing.T) {
+	s, _ := openStore(t)
+	const requests, each = 40, 10
+	for i := range requests {
+		r := journaltest.Record(fmt.Sprintf("req_%d", i), "createPayment", 400)
+		r.Entry.Violations = nil
+		for k := range each {
+			r.Entry.Violations = append(r.Entry.Violations, paymock.Violation{Param: fmt.Sprintf("x%d_%d", i, k),
+				Code: "parameter_unknown", Message: "not a field"})
+		}
+		if err := s.AppendRequest(t.Context(), "acme", r); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if err := s.TrimRequests(t.Context(), "acme", 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := s.TrimRequests(t.Context(), "acme", 0); err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	if err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM request_journal_violations WHERE merchant_id = 'acme'`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != paymock.MaxDistinctViolations+1 {
+		t.Errorf("%d rows of violations kept for %d distinct made, want %d", rows, requests*each, paymock.MaxDistinctViolations+1)
+	}
+	calls, violations := journaltest.Calls(t, s, "acme")
+	if calls["violating"] != requests || violations["createPayment (unlisted)"] != requests*each-paymock.MaxDistinctViolations {
+		t.Errorf("counted %v and %d unlisted, want %d violating and %d unlisted", calls, violations["createPayment (unlisted)"],
+			requests, requests*each-paymock.MaxDistinctViolations)
+	}
+}

@@ -203,7 +203,8 @@ func (v journalView) Report(ctx context.Context, m *paymock.Merchant) (dashboard
 	out := dashboard.Report{Calls: r.Calls, ViolatingCalls: r.ViolatingCalls, UnmatchedCalls: r.UnmatchedCalls,
 		Coverage: dashboard.ReportCoverage(r.Coverage)}
 	for _, o := range r.Operations {
-		op := dashboard.ReportOperation{OperationID: o.OperationID, Method: o.Method, Path: o.Path, Calls: o.Calls, ViolatingCalls: o.ViolatingCalls}
+		op := dashboard.ReportOperation{OperationID: o.OperationID, Method: o.Method, Path: o.Path, Calls: o.Calls, ViolatingCalls: o.ViolatingCalls,
+			UnlistedViolations: o.UnlistedViolations}
 		for _, st := range o.Statuses {
 			op.Statuses = append(op.Statuses, dashboard.ReportStatus(st))
 		}

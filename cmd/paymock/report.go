@@ -417,6 +417,11 @@ func printReport(w io.Writer, rep *mockserver.Report) {
 			}
 			lines = append(lines, fmt.Sprintf("  %s %s: %s (%d×)", where, v.Code, v.Message, v.Count))
 		}
+		if n := op.UnlistedViolations; n > 0 {
+			// Counted, not told apart: the gate still counts every
+			// violating call, from ViolatingCalls.
+			lines = append(lines, fmt.Sprintf("  %s %s", op.OperationID, mockserver.UnlistedText(n)))
+		}
 	}
 	// Calls of no operation violate the contract too: the gate counts
 	// them, so they are listed with the rest.

@@ -27,6 +27,7 @@ func Run(t *testing.T, open func(t *testing.T) paymock.JournalStore) {
 		{"TrimKeepsTheNewestAndCountsEveryRequestOnce", trimKeepsNewest},
 		{"TrimToALargerSizeKeepsOrder", trimLarger},
 		{"CountsUnmatchedInjectedAndLongViolationsApart", countsApart},
+		{"TellsApartTheFirstDistinctViolationsAndCountsTheRestTogether", boundsDistinctViolations},
 		{"ConcurrentAppendsAndTrimsCountEachRequestOnce", concurrentAppends},
 		{"MerchantsAreIsolated", merchantsIsolated},
 		{"ForgetLeavesOtherMerchantsAlone", forgetLeavesOthers},
@@ -76,7 +77,8 @@ func IDs(t *testing.T, s paymock.JournalStore, merchant string, q paymock.Journa
 }
 
 // Calls adds up the counted calls of CountRequests by operation and
-// status ("op 201"), and the distinct violations ("op param/code").
+// status ("op 201"), and the distinct violations ("op param/code") and
+// those not told apart ("op (unlisted)").
 func Calls(t *testing.T, s paymock.JournalStore, merchant string) (calls map[string]int, violations map[string]int) {
 	t.Helper()
 	c, err := s.CountRequests(t.Context(), merchant)
@@ -95,6 +97,9 @@ func Calls(t *testing.T, s paymock.JournalStore, merchant string) (calls map[str
 	}
 	for _, vc := range c.Violations {
 		violations[vc.Operation+" "+vc.Violation.Param+"/"+vc.Violation.Code] += vc.Calls
+	}
+	for _, u := range c.Unlisted {
+		violations[u.Operation+" (unlisted)"] += u.Violations
 	}
 	return calls, violations
 }
@@ -203,6 +208,79 @@ func countsApart(t *testing.T, s paymock.JournalStore) {
 	}
 	if len(got) != 2 || got[long] != 2 || got[paymock.Violation{Code: "parameter_invalid", Message: "no param"}] != 2 {
 		t.Errorf("violations %v", got)
+	}
+}
+
+// boundsDistinctViolations: a client that makes up a new violation with
+// every request (an unknown field of a new name each time) has the first
+// paymock.MaxDistinctViolations of each operation told apart, in the order
+// made, and the rest counted together; the calls are counted exactly all
+// along, as rows, trimmed, or both.
+func boundsDistinctViolations(t *testing.T, s paymock.JournalStore) {
+	ctx := t.Context()
+	const most = paymock.MaxDistinctViolations
+	refused := func(id, op string, kinds ...int) paymock.JournalRecord {
+		r := Record(id, op, 400)
+		r.Entry.Violations = nil
+		for _, k := range kinds {
+			r.Entry.Violations = append(r.Entry.Violations, paymock.Violation{Param: fmt.Sprintf("f%03d", k),
+				Code: "parameter_unknown", Message: fmt.Sprintf("f%03d is not a field of the request", k)})
+		}
+		return r
+	}
+	kinds := func(from, to int) []int { // from to to-1
+		var out []int
+		for k := from; k < to; k++ {
+			out = append(out, k)
+		}
+		return out
+	}
+	// most-10 new, then 20 new of which 10 find room, then one told apart
+	// and one not, and another operation's, which has room of its own.
+	appendAll(t, s, "acme", refused("req_1", "createPayment", kinds(0, most-10)...),
+		refused("req_2", "createPayment", kinds(most-10, most+10)...),
+		refused("req_3", "createPayment", 0, most+5),
+		refused("req_4", "listPayments", 1000),
+		Record("req_5", "createPayment", 201))
+	want := map[string]int{"createPayment (unlisted)": 11, "listPayments f1000/parameter_unknown": 1}
+	for k := range most {
+		want[fmt.Sprintf("createPayment f%03d/parameter_unknown", k)] = 1
+	}
+	want["createPayment f000/parameter_unknown"] = 2
+	violating := 4
+	check := func(when string) {
+		t.Helper()
+		calls, violations := Calls(t, s, "acme")
+		if calls["violating"] != violating || calls["createPayment 400"] != violating-1 || calls["createPayment 201"] != 1 {
+			t.Errorf("%s: calls %v, want %d violating", when, calls, violating)
+		}
+		if !maps.Equal(violations, want) {
+			t.Errorf("%s: violations\n%v\nwant\n%v", when, violations, want)
+		}
+	}
+	check("as rows")
+	if err := s.TrimRequests(ctx, "acme", 3); err != nil { // req_1 and req_2 trimmed, the others rows
+		t.Fatal(err)
+	}
+	check("partly trimmed")
+	if err := s.TrimRequests(ctx, "acme", 0); err != nil {
+		t.Fatal(err)
+	}
+	check("all trimmed")
+
+	// No room comes back but by a correction: a new violation is
+	// counted with the others, an old one apart still.
+	appendAll(t, s, "acme", refused("req_6", "createPayment", most+20, 3))
+	violating++
+	want["createPayment (unlisted)"]++
+	want["createPayment f003/parameter_unknown"]++
+	check("made after the trim")
+	if err := s.TrimRequests(ctx, "acme", 0); err != nil {
+		t.Fatal(err)
+	}
+	check("that trimmed too")
+	if _, violations := Calls(t, s, "globex"); len(violations) != 0 {
+		t.Errorf("another merchant counts %v", violations)
 	}
 }
 
