@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Point is one open point of the spec that paymock answered.
@@ -93,6 +94,12 @@ func Points() []Point {
 		Point{ID: "next_action.card", Topic: "target of next_action.url with a card",
 			Spec:  "The 3DS authentication page when card details were supplied.",
 			Needs: "creates with and without a card (--card)", answers: same((*observations).cardTarget)},
+		Point{ID: "id.payment", Topic: "form of payment ids",
+			Spec:  "Unique identifier of the payment (a string; no form shown).",
+			Needs: "a payment in an answer", answers: same(func(o *observations) string { return o.idForms(seenPayment.id) })},
+		Point{ID: "id.customer", Topic: "form of customer ids",
+			Spec:  "Identifier of the customer, assigned by the service (no form shown).",
+			Needs: "a payment in an answer", answers: same(func(o *observations) string { return o.idForms(seenPayment.customerID) })},
 		Point{ID: "auth.www_authenticate", Topic: "WWW-Authenticate on a refused key",
 			Spec:  "The response to a missing or invalid key: not shown.",
 			Needs: "the " + checkBadKey + " check", answers: same((*observations).wwwAuthenticate)},
@@ -339,6 +346,67 @@ func (o *observations) linkPresence(card bool) string {
 		}
 	}
 	return set(seen)
+}
+
+// idForms are the forms of an id of every payment in the answers
+// (idForm), "" when none had one.
+func (o *observations) idForms(id func(seenPayment) string) string {
+	var forms []string
+	for _, p := range o.payments {
+		if v := id(p); v != "" {
+			forms = append(forms, idForm(v))
+		}
+	}
+	return set(forms)
+}
+
+// idForm words the form of an id, never its value: "pay_ and 24 base62
+// characters" (paymock's), "a UUID", "12 digits", or "20 characters of
+// another form". The contract takes any non-empty string (the spec
+// fixes none); this is where paymock's own form is compared.
+func idForm(id string) string {
+	switch {
+	case isUUID(id):
+		return "a UUID"
+	case strings.Trim(id, "0123456789") == "":
+		return itoa(len(id)) + " digits"
+	}
+	if i := strings.IndexByte(id, '_'); i > 0 && isBase62(id[:i]) && isBase62(id[i+1:]) {
+		return id[:i+1] + " and " + itoa(len(id)-i-1) + " base62 characters"
+	}
+	return itoa(utf8.RuneCountInString(id)) + " characters of another form"
+}
+
+// isUUID reports whether s is a UUID in its text form (RFC 9562), any
+// version, either case.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isBase62(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // checkoutTarget says whether next_action.url of a create without a card

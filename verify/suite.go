@@ -86,6 +86,17 @@ func (p seenPayment) str(name string) string {
 	return s
 }
 
+func (p seenPayment) id() string { return p.str("id") }
+
+// customerID is the id of the payment's customer, "" when it has none.
+func (p seenPayment) customerID() string {
+	var c struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(p.fields["customer"], &c)
+	return c.ID
+}
+
 func (p seenPayment) nextURL() string {
 	var na struct {
 		URL string `json:"url"`
