@@ -100,6 +100,9 @@ func Points() []Point {
 		Point{ID: "id.customer", Topic: "form of customer ids",
 			Spec:  "Identifier of the customer, assigned by the service (no form shown).",
 			Needs: "a payment in an answer", answers: same(func(o *observations) string { return o.idForms(seenPayment.customerID) })},
+		Point{ID: "customer.fields", Topic: "fields of the customer beyond id, email and name",
+			Spec:  "Fields of the customer resource beyond id, name and email: not shown.",
+			Needs: "a payment in an answer", answers: same((*observations).customerExtras)},
 		Point{ID: "auth.www_authenticate", Topic: "WWW-Authenticate on a refused key",
 			Spec:  "The response to a missing or invalid key: not shown.",
 			Needs: "the " + checkBadKey + " check", answers: same((*observations).wwwAuthenticate)},
@@ -358,6 +361,29 @@ func (o *observations) idForms(id func(seenPayment) string) string {
 		}
 	}
 	return set(forms)
+}
+
+// customerExtras are the names of the customer's fields beyond id,
+// email and name in every payment of the answers, "none" when no
+// customer has one.
+func (o *observations) customerExtras() string {
+	if len(o.payments) == 0 {
+		return ""
+	}
+	names := []string{}
+	for _, p := range o.payments {
+		var c map[string]json.RawMessage
+		_ = json.Unmarshal(p.fields["customer"], &c)
+		for k := range c {
+			if k != "id" && k != "email" && k != "name" {
+				names = append(names, k)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return set(names)
 }
 
 // idForm words the form of an id, never its value: "pay_ and 24 base62

@@ -188,6 +188,9 @@ func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
 		if p := starIndices(v.Param); p == "id" || p == "customer.id" || p == "items.*.id" || p == "items.*.customer.id" {
 			t.Errorf("a UUID id is a contract violation: %+v", v)
 		}
+		if strings.Contains(v.Param, "customer.phone") {
+			t.Errorf("a customer's phone is a contract violation: %+v", v)
+		}
 	}
 	drift := driftOf(rep)
 	for point, want := range map[string][2]string{
@@ -204,6 +207,8 @@ func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
 		// and paymock's own ids are compared in their form.
 		"id.payment":  {"pay_ and 24 base62 characters", "a UUID"},
 		"id.customer": {"cus_ and 24 base62 characters", "a UUID"},
+		// And so are a customer's fields beyond id, email and name.
+		"customer.fields": {"none", "phone"},
 	} {
 		d, ok := drift[point]
 		if !ok || d.Paymock != want[0] || d.Deployment != want[1] {

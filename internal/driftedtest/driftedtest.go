@@ -19,8 +19,9 @@ const Key = "sk_other_good"
 
 // upstream is a deployment that chose otherwise than paymock on
 // purpose: 422 instead of 400, another error shape, amounts as strings,
-// "succeeded", no WWW-Authenticate, UUIDs for ids, a field the contract
-// does not declare and a required field left out. It knows one key, Key.
+// "succeeded", no WWW-Authenticate, UUIDs for ids, a customer with a
+// phone, a field the contract does not declare and a required field left
+// out. It knows one key, Key.
 type upstream struct {
 	mu       sync.Mutex
 	payments []map[string]any
@@ -37,7 +38,8 @@ func New(t testing.TB) *httptest.Server {
 func (u *upstream) payment(id string, status string, in map[string]any) map[string]any {
 	return map[string]any{
 		"id": id, "amount": fmt.Sprintf("%.2f", in["amount"]), "currency": in["currency"], "status": status,
-		"customer":    map[string]any{"id": "c0ffee00-0000-4000-8000-000000000001", "email": "verify@example.com", "name": "Paymock Verify"},
+		"customer": map[string]any{"id": "c0ffee00-0000-4000-8000-000000000001", "email": "verify@example.com", "name": "Paymock Verify",
+			"phone": "+1 555 0100"}, // a field the spec leaves open
 		"description": in["description"], "metadata": in["metadata"], "success_url": in["success_url"],
 		"cancel_url": in["cancel_url"], "next_action": map[string]any{"url": "https://pay.example/c/" + id},
 		"payment_link": "https://pay.example/c/" + id, "payment_method": nil, "completed_at": nil,

@@ -1,7 +1,8 @@
-// Tests that the service contract fixes no form of the service's ids: the
-// spec says only "string, unique identifier", and a deployment whose ids
-// are UUIDs keeps its contract. paymock's own form (pay_ and 24 base62
-// characters) is a choice verify compares (id.payment, id.customer).
+// Tests that the service contract leaves open what the spec leaves open
+// in answers: the form of ids ("string, unique identifier"; a deployment
+// whose ids are UUIDs keeps its contract, and paymock's own form, pay_
+// and 24 base62 characters, is a choice verify compares: id.payment,
+// id.customer) and the customer's fields beyond id, email and name.
 
 package contract
 
@@ -88,5 +89,51 @@ func TestServiceContract_RetrieveTakesAUUIDPathID(t *testing.T) {
 	}
 	if err := d.ValidateRequest(context.Background(), r, rt, nil, true); err != nil {
 		t.Errorf("a retrieve of a UUID is refused: %v", err)
+	}
+}
+
+func TestServiceContract_TakesExtraCustomerFieldsInAnswersOnly(t *testing.T) {
+	// "Fields of the customer resource beyond id, name and email: not
+	// shown": a deployment may send more (verify reports them as drift,
+	// customer.fields), while a request with more is still refused, so
+	// that a client's typo surfaces.
+	docs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := docs.Service
+	answer := `{"id":"pay_eX4wfP3t53uWYeLytOXuTdQK","amount":10.5,"currency":"USD","status":"pending",` +
+		`"customer":{"id":"cus_IwedGhNUwYReemdqbSIibeTf","email":"jane@example.com","name":"Jane Doe","phone":"+353 1 234 5678","address":{"country":"IE"}},` +
+		`"description":"Order 1234","metadata":{},"success_url":"https://shop.example.com/success",` +
+		`"cancel_url":"https://shop.example.com/cancel","next_action":{"url":"https://pay.example/checkout/1"},` +
+		`"payment_method":null,"completed_at":null,"created_at":"2026-11-21T12:00:00Z",` +
+		`"updated_at":"2026-11-21T12:00:00Z","expires_at":"2026-11-21T13:00:00Z"}`
+	for _, op := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodPost, "/api/v1/payments", 201},
+		{http.MethodGet, "/api/v1/payments/pay_eX4wfP3t53uWYeLytOXuTdQK", 200},
+	} {
+		r := httptest.NewRequest(op.method, op.path, nil)
+		rt, err := d.Match(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.ValidateResponse(context.Background(), r, rt, op.status, http.Header{"Content-Type": {"application/json"}}, []byte(answer)); err != nil {
+			t.Errorf("%s %s: a customer with more fields is refused: %v", op.method, op.path, err)
+		}
+	}
+	body := `{"amount":10.5,"currency":"USD","customer":{"email":"jane@example.com","name":"Jane","phone":"1"},` +
+		`"description":"d","expires_in":60,"metadata":{},"success_url":"https://a.example/s","cancel_url":"https://a.example/c","mcc":1}`
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/payments", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	rt, err := d.Match(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.ValidateRequest(context.Background(), r, rt, []byte(body), true)
+	if err == nil || !strings.Contains(err.Error(), "customer.phone is not a known field") {
+		t.Errorf("a create with customer.phone: %v, want customer.phone parameter_unknown", err)
 	}
 }
