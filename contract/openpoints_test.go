@@ -137,3 +137,51 @@ func TestServiceContract_TakesExtraCustomerFieldsInAnswersOnly(t *testing.T) {
 		t.Errorf("a create with customer.phone: %v, want customer.phone parameter_unknown", err)
 	}
 }
+
+func TestServiceContract_CancelURLIsRequiredInCreateAnswersOnly(t *testing.T) {
+	// The spec's cancel_url is "Returned in create responses": a create's
+	// answer without it breaks the contract; a retrieve, a list or a
+	// control API answer may leave it out (verify compares paymock's
+	// choice, which always sends it: cancel_url.retrieve_list).
+	docs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	payment := `{"id":"pay_eX4wfP3t53uWYeLytOXuTdQK","amount":10.5,"currency":"USD","status":"pending",` +
+		`"customer":{"id":"cus_IwedGhNUwYReemdqbSIibeTf","email":"jane@example.com","name":"Jane Doe"},` +
+		`"description":"Order 1234","metadata":{},"success_url":"https://shop.example.com/success",` +
+		`"next_action":{"url":"https://pay.example/checkout/1"},` +
+		`"payment_method":null,"completed_at":null,"created_at":"2026-11-21T12:00:00Z",` +
+		`"updated_at":"2026-11-21T12:00:00Z","expires_at":"2026-11-21T13:00:00Z"}`
+	list := `{"items":[` + payment + `],"pagination":{"page":1,"per_page":10,"total_pages":1,"total_items":1}}`
+	for _, tc := range []struct {
+		d            *Document
+		method, path string
+		status       int
+		body         string
+		ok           bool
+	}{
+		{docs.Service, http.MethodPost, "/api/v1/payments", 201, payment, false},
+		{docs.Service, http.MethodGet, "/api/v1/payments/pay_eX4wfP3t53uWYeLytOXuTdQK", 200, payment, true},
+		{docs.Service, http.MethodGet, "/api/v1/payments", 200, list, true},
+		{docs.Sandbox, http.MethodPost, "/_sandbox/payments/pay_eX4wfP3t53uWYeLytOXuTdQK/fail", 200, strings.Replace(payment, `"pending"`, `"failed"`, 1), true},
+	} {
+		r := httptest.NewRequest(tc.method, tc.path, nil)
+		rt, err := tc.d.Match(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tc.d.ValidateResponse(context.Background(), r, rt, tc.status, http.Header{"Content-Type": {"application/json"}}, []byte(tc.body))
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%s %s without cancel_url: refused: %v", tc.method, tc.path, err)
+		case !tc.ok && err == nil:
+			t.Errorf("%s %s without cancel_url: passed", tc.method, tc.path)
+		case !tc.ok:
+			vs := Violations(err)
+			if len(vs) != 1 || vs[0].Param != "cancel_url" || vs[0].Code != "parameter_missing" {
+				t.Errorf("%s %s without cancel_url: %+v, want one cancel_url parameter_missing", tc.method, tc.path, vs)
+			}
+		}
+	}
+}

@@ -103,6 +103,9 @@ func Points() []Point {
 		Point{ID: "customer.fields", Topic: "fields of the customer beyond id, email and name",
 			Spec:  "Fields of the customer resource beyond id, name and email: not shown.",
 			Needs: "a payment in an answer", answers: same((*observations).customerExtras)},
+		Point{ID: "cancel_url.retrieve_list", Topic: "cancel_url on payments in retrieve and list answers",
+			Spec:  "Returned in create responses (other answers: not shown).",
+			Needs: "a payment in a retrieve or list answer", answers: same(func(o *observations) string { return o.presence("cancel_url", false) })},
 		Point{ID: "auth.www_authenticate", Topic: "WWW-Authenticate on a refused key",
 			Spec:  "The response to a missing or invalid key: not shown.",
 			Needs: "the " + checkBadKey + " check", answers: same((*observations).wwwAuthenticate)},
@@ -361,6 +364,23 @@ func (o *observations) idForms(id func(seenPayment) string) string {
 		}
 	}
 	return set(forms)
+}
+
+// presence says whether the payments of create answers (created) or of
+// the other answers carry field: "present", "absent", or both.
+func (o *observations) presence(field string, created bool) string {
+	var seen []string
+	for _, p := range o.payments {
+		if p.created != created {
+			continue
+		}
+		if _, ok := p.fields[field]; ok {
+			seen = append(seen, "present")
+		} else {
+			seen = append(seen, "absent")
+		}
+	}
+	return set(seen)
 }
 
 // customerExtras are the names of the customer's fields beyond id,

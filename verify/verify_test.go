@@ -174,10 +174,10 @@ func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
 		found[v.Check+" "+v.Param+" "+v.Code] = true
 	}
 	for _, want := range []string{
-		"missing_field  status_undeclared",           // 422 instead of 400
-		"create.checkout livemode parameter_unknown", // an undeclared field
-		"retrieve cancel_url parameter_missing",      // a required field left out
-		"unknown_id error parameter_missing",         // another error shape
+		"missing_field  status_undeclared",             // 422 instead of 400
+		"create.checkout livemode parameter_unknown",   // an undeclared field
+		"create.checkout cancel_url parameter_missing", // a required field left out
+		"unknown_id error parameter_missing",           // another error shape
 		"unknown_id message parameter_unknown",
 	} {
 		if !found[want] {
@@ -187,6 +187,9 @@ func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
 	for _, v := range rep.Violations {
 		if p := starIndices(v.Param); p == "id" || p == "customer.id" || p == "items.*.id" || p == "items.*.customer.id" {
 			t.Errorf("a UUID id is a contract violation: %+v", v)
+		}
+		if v.Check == checkRetrieve && v.Param == "cancel_url" {
+			t.Errorf("a retrieve without cancel_url is a contract violation: %+v", v)
 		}
 		if strings.Contains(v.Param, "customer.phone") {
 			t.Errorf("a customer's phone is a contract violation: %+v", v)
@@ -207,8 +210,10 @@ func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
 		// and paymock's own ids are compared in their form.
 		"id.payment":  {"pay_ and 24 base62 characters", "a UUID"},
 		"id.customer": {"cus_ and 24 base62 characters", "a UUID"},
-		// And so are a customer's fields beyond id, email and name.
-		"customer.fields": {"none", "phone"},
+		// And so are a customer's fields beyond id, email and name, and
+		// cancel_url outside a create's answer.
+		"customer.fields":          {"none", "phone"},
+		"cancel_url.retrieve_list": {"present", "absent, present"},
 	} {
 		d, ok := drift[point]
 		if !ok || d.Paymock != want[0] || d.Deployment != want[1] {

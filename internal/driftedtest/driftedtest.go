@@ -82,9 +82,14 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		p := u.payment(uuid(len(u.payments)+1), "pending", in)
 		u.payments = append(u.payments, p)
+		created := map[string]any{}
+		for k, v := range p {
+			created[k] = v
+		}
+		delete(created, "cancel_url") // "returned in create responses": a required field left out
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(p)
+		json.NewEncoder(w).Encode(created)
 	case r.Method == http.MethodGet && r.URL.Path == "/api/v1/payments":
 		if r.URL.Query().Get("per_page") == "101" {
 			u.fail(w, http.StatusUnprocessableEntity, "per_page too big")
@@ -113,7 +118,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				for k, v := range p {
 					cp[k] = v
 				}
-				delete(cp, "cancel_url") // a required field left out
+				delete(cp, "cancel_url") // which a retrieve may leave out
 				w.Header().Set("Content-Type", "application/json")
 				json.NewEncoder(w).Encode(cp)
 				return
