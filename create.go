@@ -62,9 +62,12 @@ const (
 	MaxExpiresIn = 30 * 24 * 60 * 60 // 30 days, in seconds
 	MaxMCC       = 9999
 	// MinCardYear and MaxCardYear bound a card's four-digit expiry year,
-	// as the contract does: a year like 1486 or 2500 is a client's bug.
+	// as the contract does. The spec asks only "four digits", and a year
+	// before 2000 is no card's (1486 is a client's bug); every later one
+	// is taken, to 9999, the last of four digits, since no rule of the
+	// spec or of paymock's design says how far ahead a card may expire.
 	MinCardYear = 2000
-	MaxCardYear = 2100
+	MaxCardYear = 9999
 	// Metadata is bounded as most payment APIs bound it, so that no
 	// merchant can make a page of payments weigh megabytes: keys, key
 	// length, and each value's length (a string's characters, or any

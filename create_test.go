@@ -446,7 +446,11 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "rejects three-digit year as malformed, not expired", edit: card(func(c *CardInput) { c.ExpiryYear = 999 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects year 1486, four digits but no card's", edit: card(func(c *CardInput) { c.ExpiryYear = 1486 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects year 1999 as malformed, not expired", edit: card(func(c *CardInput) { c.ExpiryYear = 1999 }), want: []pc{{pYear, "parameter_invalid"}}},
-		{name: "rejects year 2101", edit: card(func(c *CardInput) { c.ExpiryYear = 2101 }), want: []pc{{pYear, "parameter_invalid"}}},
+		// The spec asks four digits, DESIGN.md not in the past: any year
+		// up to 9999, the last of four digits.
+		{name: "accepts year 2101", edit: card(func(c *CardInput) { c.ExpiryYear = 2101 })},
+		{name: "accepts year 9999", edit: card(func(c *CardInput) { c.ExpiryYear = 9999 })},
+		{name: "rejects year 10000", edit: card(func(c *CardInput) { c.ExpiryYear = 10000 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects month and year together", edit: card(func(c *CardInput) { c.ExpiryMonth, c.ExpiryYear = 0, 0 }), want: []pc{{pMonth, "parameter_invalid"}, {pYear, "parameter_invalid"}}},
 		{name: "accepts year 2100", edit: card(func(c *CardInput) { c.ExpiryYear = 2100 })},
 		// Not expired (testNow is May 2026; valid through the end of the month).

@@ -152,6 +152,7 @@ func TestCreate_RejectsEveryRuleViolation(t *testing.T) {
 		{"month 13", func(b map[string]any) { card(withCard(b))["expiry_month"] = 13 }, "payment_method.card.expiry_month", "parameter_invalid"},
 		{"month 0", func(b map[string]any) { card(withCard(b))["expiry_month"] = 0 }, "payment_method.card.expiry_month", "parameter_invalid"},
 		{"two-digit year", func(b map[string]any) { card(withCard(b))["expiry_year"] = 30 }, "payment_method.card.expiry_year", "parameter_invalid"},
+		{"five-digit year", func(b map[string]any) { card(withCard(b))["expiry_year"] = 10000 }, "payment_method.card.expiry_year", "parameter_invalid"},
 		{"expired card", func(b map[string]any) { card(withCard(b))["expiry_year"] = 2026; card(b)["expiry_month"] = 2 }, "payment_method.card.expiry_year", "card_expired"},
 		{"short cvc", func(b map[string]any) { card(withCard(b))["cvc"] = "12" }, "payment_method.card.cvc", "parameter_invalid"},
 		{"long cvc", func(b map[string]any) { card(withCard(b))["cvc"] = "12345" }, "payment_method.card.cvc", "parameter_invalid"},
@@ -255,6 +256,8 @@ func TestCreate_AcceptsBoundaryValues(t *testing.T) {
 		{"http URL", func(b map[string]any) { b["success_url"] = "http://localhost:3000/ok?order=1" }},
 		{"empty metadata", func(b map[string]any) { b["metadata"] = map[string]any{} }},
 		{"card expiring this month", func(b map[string]any) { card(withCard(b))["expiry_year"] = 2026; card(b)["expiry_month"] = 3 }},
+		{"card expiring in 2101", func(b map[string]any) { card(withCard(b))["expiry_year"] = 2101 }},
+		{"card expiring in 9999, the last four-digit year", func(b map[string]any) { card(withCard(b))["expiry_year"] = 9999 }},
 		{"four-digit cvc amex", func(b map[string]any) { card(withCard(b))["number"] = "378282246310005"; card(b)["cvc"] = "1234" }},
 	}
 	for _, tc := range tests {
