@@ -43,10 +43,13 @@ const (
 	checkBadKey       = "bad_key"
 )
 
-// refusedKey is the key of the bad_key check: known to no deployment,
-// and not even a well-formed token ("!"), so that a paymock in open mode,
-// which takes any well-formed token, refuses it too.
-const refusedKey = "sk_paymock_verify_refused!"
+// refusedKey is the key of the bad_key check: a well-formed bearer token
+// (RFC 6750) that no deployment issued, so the check compares how a
+// deployment refuses a key it does not know, as its points say. A
+// malformed one would compare another refusal (paymock's
+// api_key_malformed). A paymock in open mode takes it, as it takes every
+// well-formed token: verify a paymock with configured keys.
+const refusedKey = "sk_paymock_verify_unknown_0000000000"
 
 // unknownID is the id of the unknown_id check.
 const unknownID = "pay_PaymockVerifyUnknown000000000"

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/internal/driftedtest"
 	"github.com/paymock/paymock/paymocktest"
@@ -61,8 +62,47 @@ func controlClient(t *testing.T, s *paymocktest.Server) *sandbox.Client {
 	return cl
 }
 
+// deployment is a paymock that stands for a deployment: one configured
+// merchant (PCI-approved, with the active account of open mode), so that
+// a key it does not know is refused as a real deployment refuses it; a
+// paymock in open mode takes every well-formed key as a merchant of its
+// own.
+func deployment(t *testing.T, opts ...paymocktest.Option) *paymocktest.Server {
+	t.Helper()
+	m := paymock.Merchant{Name: "shop", APIKeys: []string{"sk_test_verify_shop"}, PCIApproved: true,
+		Accounts: []paymock.Account{{ID: paymock.SandboxActiveAccount, Active: true}}}
+	return paymocktest.New(t, append([]paymocktest.Option{paymocktest.AllowViolations(), paymocktest.WithMerchants(m)}, opts...)...)
+}
+
+func TestRun_TheBadKeyIsAWellFormedKeyTheDeploymentDoesNotKnow(t *testing.T) {
+	// error.bad_key.* compare how a deployment refuses "a key it does not
+	// know". A malformed token would compare another refusal (paymock's
+	// api_key_malformed), and a deployment that answers such a key as
+	// configured paymock answers an unknown one would drift.
+	s := deployment(t)
+	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey})
+	var bad *Exchange
+	for _, x := range rep.Checks {
+		if x.Check == checkBadKey {
+			bad = x
+		}
+	}
+	if bad == nil {
+		t.Fatalf("no %s check ran:\n%s", checkBadKey, text(t, rep))
+	}
+	obs := &observations{exchanges: map[string]*Exchange{checkBadKey: bad}}
+	if got := obs.errorCode(checkBadKey); bad.Status != 401 || got != "authentication_error/api_key_invalid" {
+		t.Errorf("the bad key got %d %s, want 401 authentication_error/api_key_invalid (a well-formed key no merchant has)", bad.Status, got)
+	}
+	for _, d := range rep.Drift {
+		if strings.HasPrefix(d.Point, "error.bad_key.") {
+			t.Errorf("drift %+v against a paymock with configured merchants", d)
+		}
+	}
+}
+
 func TestRun_APaymockHasNoViolationAndNoDrift(t *testing.T) {
-	s := paymocktest.New(t, paymocktest.AllowViolations())
+	s := deployment(t)
 	var progress bytes.Buffer
 	rep := runAgainst(t, Config{BaseURL: s.URL, APIKey: s.APIKey, Card: true, AccountID: "acct_sandbox_active", Progress: &progress})
 	out := text(t, rep)
@@ -118,7 +158,7 @@ func TestRun_MaxCreatesBoundsThePaymentsMade(t *testing.T) {
 }
 
 func TestRun_APaymockWithEveryVariantDriftsOnAmountAndStatusOnly(t *testing.T) {
-	s := paymocktest.New(t, paymocktest.AllowViolations(), paymocktest.WithVariants("all"), paymocktest.WithSeed(3))
+	s := deployment(t, paymocktest.WithVariants("all"), paymocktest.WithSeed(3))
 	// A payment in its successful status, as a merchant's sandbox holds
 	// after a customer paid.
 	cl := controlClient(t, s)
