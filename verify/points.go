@@ -50,6 +50,8 @@ func errorCases() []errorCase {
 		{checkBadKey, "a key the deployment does not know"},
 		{checkPerPage101, "list with per_page=101"},
 		{checkPageTwice, "list with page given twice"},
+		{checkNoKey, "a request without a key"},
+		{checkTooLarge, "a create body of 1 MiB and one byte"},
 	}
 }
 
@@ -88,6 +90,13 @@ func Points() []Point {
 		Point{ID: "payment_link.card", Topic: "payment_link on a create with a card",
 			Spec:  "Present in some create responses.",
 			Needs: "a create with a card (--card)", answers: same(func(o *observations) string { return o.linkPresence(true) })},
+		Point{ID: "payment_link.retrieve", Topic: "payment_link on a payment without a card in retrieve and list answers", Variant: "payment_link",
+			Spec:  "Retrieve returns all fields of the payment model; payment_link is present in some create responses.",
+			Needs: "a payment the run created without a card, retrieved or listed", answers: same(func(o *observations) string { return o.laterLinkPresence(false) }),
+			suggest: variantFor(map[string]string{"absent": "payment_link=omit", "absent, present": "all"})},
+		Point{ID: "payment_link.retrieve_card", Topic: "payment_link on a payment with a card in retrieve and list answers",
+			Spec:  "Retrieve returns all fields of the payment model; payment_link is present in some create responses.",
+			Needs: "a payment the run created with a card (--card), listed", answers: same(func(o *observations) string { return o.laterLinkPresence(true) })},
 		Point{ID: "next_action.checkout", Topic: "target of next_action.url without a card",
 			Spec:  "The hosted checkout page (payment_link has the same purpose).",
 			Needs: "a create without a card answered with payment_link", answers: same((*observations).checkoutTarget)},
@@ -108,7 +117,10 @@ func Points() []Point {
 			Needs: "a payment in a retrieve or list answer", answers: same(func(o *observations) string { return o.presence("cancel_url", false) })},
 		Point{ID: "auth.www_authenticate", Topic: "WWW-Authenticate on a refused key",
 			Spec:  "The response to a missing or invalid key: not shown.",
-			Needs: "the " + checkBadKey + " check", answers: same((*observations).wwwAuthenticate)},
+			Needs: "the " + checkBadKey + " check", answers: same(func(o *observations) string { return o.wwwAuthenticate(checkBadKey) })},
+		Point{ID: "auth.www_authenticate_no_key", Topic: "WWW-Authenticate on a request without a key",
+			Spec:  "The response to a missing or invalid key: not shown.",
+			Needs: "the " + checkNoKey + " check", answers: same(func(o *observations) string { return o.wwwAuthenticate(checkNoKey) })},
 		Point{ID: "headers.paymock_only", Topic: "response headers paymock sends that the deployment does not",
 			Spec: "Not shown.", Needs: "answers from both", answers: headerDiff((*observations).headerNames, true)},
 		Point{ID: "headers.deployment_only", Topic: "response headers the deployment sends that paymock does not",
@@ -455,6 +467,29 @@ func isBase62(s string) bool {
 	return s != ""
 }
 
+// laterLinkPresence is linkPresence of the payments the run created, as
+// later answers (a retrieve, a list) show them.
+func (o *observations) laterLinkPresence(card bool) string {
+	withCard := map[string]bool{}
+	for _, p := range o.payments {
+		if p.created {
+			withCard[p.id()] = p.card
+		}
+	}
+	var seen []string
+	for _, p := range o.payments {
+		if c, ours := withCard[p.id()]; p.created || !ours || c != card {
+			continue
+		}
+		if _, ok := p.fields["payment_link"]; ok {
+			seen = append(seen, "present")
+		} else {
+			seen = append(seen, "absent")
+		}
+	}
+	return set(seen)
+}
+
 // checkoutTarget says whether next_action.url of a create without a card
 // is the payment_link page.
 func (o *observations) checkoutTarget() string {
@@ -515,8 +550,8 @@ func pathTemplate(raw, id string) string {
 	return p
 }
 
-func (o *observations) wwwAuthenticate() string {
-	x := o.exchanges[checkBadKey]
+func (o *observations) wwwAuthenticate(check string) string {
+	x := o.exchanges[check]
 	if x == nil || x.Status == 0 {
 		return ""
 	}

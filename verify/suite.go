@@ -41,7 +41,17 @@ const (
 	checkPerPage101   = "per_page_101"
 	checkPageTwice    = "page_twice"
 	checkBadKey       = "bad_key"
+	checkNoKey        = "no_key"
+	checkTooLarge     = "body_too_large"
 )
+
+// noKey, as the key of a call, sends no Authorization header: no key
+// holds a space.
+const noKey = " "
+
+// bodyLimit is paymock's default limit of a request body (--body-limit);
+// the body_too_large check sends one byte more.
+const bodyLimit = 1 << 20
 
 // refusedKey is the key of the bad_key check: a well-formed bearer token
 // (RFC 6750) that no deployment issued, so the check compares how a
@@ -150,10 +160,13 @@ func (s *side) call(ctx context.Context, check, method, path string, body any, k
 		x.Error = fmt.Sprintf("cannot build the request: %v", err)
 		return x
 	}
-	if key == "" {
-		key = s.key
+	switch key {
+	case "":
+		req.Header.Set("Authorization", "Bearer "+s.key)
+	case noKey:
+	default:
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -345,6 +358,10 @@ func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Contex
 	s.call(ctx, checkPerPage101, http.MethodGet, "/api/v1/payments?per_page=101", nil, "")
 	s.call(ctx, checkPageTwice, http.MethodGet, "/api/v1/payments?page=1&page=2", nil, "")
 	s.call(ctx, checkBadKey, http.MethodGet, "/api/v1/payments", nil, refusedKey)
+	s.call(ctx, checkNoKey, http.MethodGet, "/api/v1/payments", nil, noKey)
+	// A body one byte over paymock's limit that no deployment could make
+	// a payment of, whatever its own limit: it holds a description alone.
+	s.call(ctx, checkTooLarge, http.MethodPost, "/api/v1/payments", tooLargeBody(), "")
 	return "", skips
 }
 
@@ -387,6 +404,14 @@ func (s *side) createBody(extra map[string]any) map[string]any {
 		b[k] = v
 	}
 	return b
+}
+
+// tooLargeBody is a create body of bodyLimit+1 bytes of JSON with no
+// field but description: refused by any deployment, for its size or
+// for what it lacks, and never a payment.
+func tooLargeBody() json.RawMessage {
+	const frame = `{"description":""}`
+	return json.RawMessage(frame[:len(frame)-2] + strings.Repeat("x", bodyLimit+1-len(frame)) + `"}`)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

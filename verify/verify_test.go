@@ -6,6 +6,7 @@ package verify
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/internal/driftedtest"
+	"github.com/paymock/paymock/internal/upstreamtest"
 	"github.com/paymock/paymock/paymocktest"
 	"github.com/paymock/paymock/sandbox"
 )
@@ -113,8 +115,8 @@ func TestRun_APaymockHasNoViolationAndNoDrift(t *testing.T) {
 		!strings.Contains(progress.String(), "creates at most 10 payments, each with metadata paymock_verify="+rep.RunID) {
 		t.Errorf("the run does not say first what it creates: %q", progress.String())
 	}
-	if len(rep.Checks) != 14 {
-		t.Errorf("%d checks ran, want all 14 (no --listen):\n%s", len(rep.Checks), out)
+	if len(rep.Checks) != 16 {
+		t.Errorf("%d checks ran, want all 16 (no --listen):\n%s", len(rep.Checks), out)
 	}
 	// Every payment the run made carries its id.
 	list, err := s.Requests()
@@ -141,7 +143,9 @@ func TestRun_MaxCreatesBoundsThePaymentsMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range list {
-		if e.Method == "POST" {
+		// The body_too_large check's POST (a 413) holds no payment a
+		// deployment could make.
+		if e.Method == "POST" && e.Status != http.StatusRequestEntityTooLarge {
 			posts++
 		}
 	}
@@ -254,6 +258,10 @@ func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
 		// cancel_url outside a create's answer.
 		"customer.fields":          {"none", "phone"},
 		"cancel_url.retrieve_list": {"present", "absent, present"},
+		// A request without a key, and one over paymock's body limit.
+		"error.no_key.shape":           {"{error:{code,message,type}}", "{message,status}"},
+		"auth.www_authenticate_no_key": {"Bearer", "absent"},
+		"error.body_too_large.status":  {"413", "422"},
 	} {
 		d, ok := drift[point]
 		if !ok || d.Paymock != want[0] || d.Deployment != want[1] {
@@ -262,5 +270,40 @@ func TestRun_ADifferentUpstreamIsFoundAndNamed(t *testing.T) {
 	}
 	if rep.Settings.Variants != "amount=string,status=succeeded" {
 		t.Errorf("closest setting %q, want amount=string,status=succeeded", rep.Settings.Variants)
+	}
+}
+
+func TestRun_PaymentLinkLeftOutOfARetrieveIsDrift(t *testing.T) {
+	// The spec's retrieve answers "all fields of the payment model", its
+	// payment_link is "present in some create responses": whether a
+	// retrieve carries it is open, and compared.
+	s := deployment(t)
+	strip := upstreamtest.Layer{Answer: func(r *http.Request, _ http.Header, body []byte) []byte {
+		if r.Method != http.MethodGet || !strings.HasPrefix(r.URL.Path, "/api/v1/payments/") {
+			return body
+		}
+		var p map[string]json.RawMessage
+		if json.Unmarshal(body, &p) != nil {
+			return body
+		}
+		delete(p, "payment_link")
+		out, err := json.Marshal(p)
+		if err != nil {
+			t.Error(err)
+		}
+		return out
+	}}
+	srv := strip.Serve(t, s.URL)
+	rep := runAgainst(t, Config{BaseURL: srv.URL, APIKey: s.APIKey})
+	out := text(t, rep)
+	if len(rep.Violations) > 0 {
+		t.Errorf("a retrieve without payment_link breaks the contract:\n%s", out)
+	}
+	d, ok := driftOf(rep)["payment_link.retrieve"]
+	if !ok || d.Paymock != "present" || d.Deployment != "absent, present" || d.Variant != "all" {
+		t.Errorf("drift on payment_link.retrieve: %+v, want present against absent (the retrieve) and present (the lists), closest all:\n%s", d, out)
+	}
+	if len(rep.Drift) != 1 {
+		t.Errorf("drift on %d points, want payment_link.retrieve alone:\n%s", len(rep.Drift), out)
 	}
 }

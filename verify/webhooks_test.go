@@ -63,8 +63,8 @@ func TestRun_APaymockSendingWebhooksVerifiesClean(t *testing.T) {
 			t.Errorf("%s was not compared:\n%s", p, out)
 		}
 	}
-	if len(rep.Checks) != 13 {
-		t.Errorf("%d checks, want 13 (create.expiring added):\n%s", len(rep.Checks), out)
+	if len(rep.Checks) != 15 {
+		t.Errorf("%d checks, want 15 (create.expiring added):\n%s", len(rep.Checks), out)
 	}
 }
 
