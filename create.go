@@ -195,13 +195,21 @@ func ValidateCreate(r CreateRequest, m *Merchant, now time.Time) (ValidatedCreat
 func validatePaymentMethod(pm *PaymentMethodInput, now time.Time) []Violation {
 	var vs []Violation
 	add := func(param, code, msg string) { vs = append(vs, Violation{Param: param, Code: code, Message: msg}) }
-	if pm.Type != "card" {
+	// An empty required string is missing, as the contract words it too.
+	missing := func(param string) { add(param, "parameter_missing", param+" is required") }
+	switch pm.Type {
+	case "card":
+	case "":
+		missing("payment_method.type")
+	default:
 		add("payment_method.type", "parameter_invalid", "payment_method.type must be card")
 	}
 	if c := pm.Card; c == nil {
-		add("payment_method.card", "parameter_missing", "payment_method.card is required")
+		missing("payment_method.card")
 	} else {
-		if !Luhn(c.Number) || len(c.Number) < 12 || len(c.Number) > 19 {
+		if c.Number == "" {
+			missing("payment_method.card.number")
+		} else if !Luhn(c.Number) || len(c.Number) < 12 || len(c.Number) > 19 {
 			add("payment_method.card.number", "card_number_invalid", "payment_method.card.number must be 12 to 19 digits and pass the Luhn check")
 		}
 		monthOK := c.ExpiryMonth >= 1 && c.ExpiryMonth <= 12
@@ -219,7 +227,9 @@ func validatePaymentMethod(pm *PaymentMethodInput, now time.Time) []Violation {
 				add("payment_method.card.expiry_year", "card_expired", "the card has expired")
 			}
 		}
-		if !digits(c.CVC, 3, 4) {
+		if c.CVC == "" {
+			missing("payment_method.card.cvc")
+		} else if !digits(c.CVC, 3, 4) {
 			add("payment_method.card.cvc", "parameter_invalid", "payment_method.card.cvc must be 3 or 4 digits")
 		}
 	}

@@ -431,7 +431,8 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "accepts 19 digits", edit: card(func(c *CardInput) { c.Number = "6200000000000000000" })},
 		{name: "rejects 4242424242424241 (Luhn)", edit: card(func(c *CardInput) { c.Number = "4242424242424241" }), want: []pc{{pNumber, "card_number_invalid"}}},
 		{name: "rejects spaces", edit: card(func(c *CardInput) { c.Number = "4242 4242 4242 4242" }), want: []pc{{pNumber, "card_number_invalid"}}},
-		{name: "rejects empty number", edit: card(func(c *CardInput) { c.Number = "" }), want: []pc{{pNumber, "card_number_invalid"}}},
+		// An empty required string is missing, as the contract says it.
+		{name: "rejects empty number as missing", edit: card(func(c *CardInput) { c.Number = "" }), want: []pc{{pNumber, "parameter_missing"}}},
 		{name: "rejects 11 Luhn-valid digits", edit: card(func(c *CardInput) { c.Number = "42424242420" }), want: []pc{{pNumber, "card_number_invalid"}}},
 		{name: "accepts 12 digits", edit: card(func(c *CardInput) { c.Number = "424242424242" })},
 		{name: "rejects 20 Luhn-valid digits", edit: card(func(c *CardInput) { c.Number = "42424242424242424242" }), want: []pc{{pNumber, "card_number_invalid"}}},
@@ -473,7 +474,7 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "accepts 4-digit cvc", edit: card(func(c *CardInput) { c.CVC = "1234" })},
 		{name: "rejects 5-digit cvc", edit: card(func(c *CardInput) { c.CVC = "12345" }), want: []pc{{pCVC, "parameter_invalid"}}},
 		{name: "rejects non-digit cvc", edit: card(func(c *CardInput) { c.CVC = "12a" }), want: []pc{{pCVC, "parameter_invalid"}}},
-		{name: "rejects empty cvc", edit: card(func(c *CardInput) { c.CVC = "" }), want: []pc{{pCVC, "parameter_invalid"}}},
+		{name: "rejects empty cvc as missing", edit: card(func(c *CardInput) { c.CVC = "" }), want: []pc{{pCVC, "parameter_missing"}}},
 		// Billing country.
 		{name: "accepts country GB", edit: country("GB")},
 		{name: "accepts country left out", edit: country("")},
@@ -484,7 +485,7 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "rejects digits as country", edit: country("12"), want: []pc{{pCountry, "parameter_invalid"}}},
 		// Shape of payment_method.
 		{name: "rejects type other than card", edit: func(r *CreateRequest) { r.PaymentMethod.Type = "sepa_debit" }, want: []pc{{"payment_method.type", "parameter_invalid"}}},
-		{name: "rejects missing type", edit: func(r *CreateRequest) { r.PaymentMethod.Type = "" }, want: []pc{{"payment_method.type", "parameter_invalid"}}},
+		{name: "rejects missing type as missing, as the contract does", edit: func(r *CreateRequest) { r.PaymentMethod.Type = "" }, want: []pc{{"payment_method.type", "parameter_missing"}}},
 		{name: "rejects missing card", edit: func(r *CreateRequest) { r.PaymentMethod.Card = nil }, want: []pc{{"payment_method.card", "parameter_missing"}}},
 	}
 	for i := range cases {
