@@ -233,9 +233,16 @@ func validatePaymentMethod(pm *PaymentMethodInput, now time.Time) []Violation {
 			add("payment_method.card.cvc", "parameter_invalid", "payment_method.card.cvc must be 3 or 4 digits")
 		}
 	}
-	if b := pm.BillingDetails; b != nil && b.Address != nil && b.Address.Country != "" && !countryCode(b.Address.Country) {
-		add("payment_method.billing_details.address.country", "parameter_invalid",
-			"payment_method.billing_details.address.country must be a two-letter ISO 3166-1 code")
+	if b := pm.BillingDetails; b != nil && b.Address != nil && b.Address.Country != "" {
+		const param = "payment_method.billing_details.address.country"
+		switch c := b.Address.Country; {
+		case !countryCode(c):
+			add(param, "parameter_invalid", param+" must be a two-letter ISO 3166-1 code")
+		case !assignedCountry(c):
+			// Two capitals ISO has not assigned (UK, EU, ZZ): the form the
+			// contract's pattern checks, and no country.
+			add(param, "parameter_invalid", countryViolation(param, c))
+		}
 	}
 	return vs
 }
@@ -441,10 +448,6 @@ func digits(s string, min, max int) bool {
 		}
 	}
 	return true
-}
-
-func countryCode(s string) bool {
-	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
 }
 
 // validateMetadata checks the bounds of a metadata object; the contract

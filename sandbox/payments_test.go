@@ -161,6 +161,14 @@ func TestCreate_RejectsEveryRuleViolation(t *testing.T) {
 		{"bad country", func(b map[string]any) {
 			withCard(b)["payment_method"].(map[string]any)["billing_details"] = map[string]any{"address": map[string]any{"country": "usa"}}
 		}, "payment_method.billing_details.address.country", "parameter_invalid"},
+		// Two capitals, the contract's pattern, but no code ISO 3166-1
+		// assigns: the United Kingdom's is GB.
+		{"unassigned country UK", func(b map[string]any) {
+			withCard(b)["payment_method"].(map[string]any)["billing_details"] = map[string]any{"address": map[string]any{"country": "UK"}}
+		}, "payment_method.billing_details.address.country", "parameter_invalid"},
+		{"unassigned country ZZ", func(b map[string]any) {
+			withCard(b)["payment_method"].(map[string]any)["billing_details"] = map[string]any{"address": map[string]any{"country": "ZZ"}}
+		}, "payment_method.billing_details.address.country", "parameter_invalid"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
