@@ -431,7 +431,8 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "accepts 19 digits", edit: card(func(c *CardInput) { c.Number = "6200000000000000000" })},
 		{name: "rejects 4242424242424241 (Luhn)", edit: card(func(c *CardInput) { c.Number = "4242424242424241" }), want: []pc{{pNumber, "card_number_invalid"}}},
 		{name: "rejects spaces", edit: card(func(c *CardInput) { c.Number = "4242 4242 4242 4242" }), want: []pc{{pNumber, "card_number_invalid"}}},
-		{name: "rejects empty number", edit: card(func(c *CardInput) { c.Number = "" }), want: []pc{{pNumber, "card_number_invalid"}}},
+		// An empty required string is missing, as the contract says it.
+		{name: "rejects empty number as missing", edit: card(func(c *CardInput) { c.Number = "" }), want: []pc{{pNumber, "parameter_missing"}}},
 		{name: "rejects 11 Luhn-valid digits", edit: card(func(c *CardInput) { c.Number = "42424242420" }), want: []pc{{pNumber, "card_number_invalid"}}},
 		{name: "accepts 12 digits", edit: card(func(c *CardInput) { c.Number = "424242424242" })},
 		{name: "rejects 20 Luhn-valid digits", edit: card(func(c *CardInput) { c.Number = "42424242424242424242" }), want: []pc{{pNumber, "card_number_invalid"}}},
@@ -446,7 +447,11 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "rejects three-digit year as malformed, not expired", edit: card(func(c *CardInput) { c.ExpiryYear = 999 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects year 1486, four digits but no card's", edit: card(func(c *CardInput) { c.ExpiryYear = 1486 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects year 1999 as malformed, not expired", edit: card(func(c *CardInput) { c.ExpiryYear = 1999 }), want: []pc{{pYear, "parameter_invalid"}}},
-		{name: "rejects year 2101", edit: card(func(c *CardInput) { c.ExpiryYear = 2101 }), want: []pc{{pYear, "parameter_invalid"}}},
+		// The spec asks four digits, DESIGN.md not in the past: any year
+		// up to 9999, the last of four digits.
+		{name: "accepts year 2101", edit: card(func(c *CardInput) { c.ExpiryYear = 2101 })},
+		{name: "accepts year 9999", edit: card(func(c *CardInput) { c.ExpiryYear = 9999 })},
+		{name: "rejects year 10000", edit: card(func(c *CardInput) { c.ExpiryYear = 10000 }), want: []pc{{pYear, "parameter_invalid"}}},
 		{name: "rejects month and year together", edit: card(func(c *CardInput) { c.ExpiryMonth, c.ExpiryYear = 0, 0 }), want: []pc{{pMonth, "parameter_invalid"}, {pYear, "parameter_invalid"}}},
 		{name: "accepts year 2100", edit: card(func(c *CardInput) { c.ExpiryYear = 2100 })},
 		// Not expired (testNow is May 2026; valid through the end of the month).
@@ -469,7 +474,7 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "accepts 4-digit cvc", edit: card(func(c *CardInput) { c.CVC = "1234" })},
 		{name: "rejects 5-digit cvc", edit: card(func(c *CardInput) { c.CVC = "12345" }), want: []pc{{pCVC, "parameter_invalid"}}},
 		{name: "rejects non-digit cvc", edit: card(func(c *CardInput) { c.CVC = "12a" }), want: []pc{{pCVC, "parameter_invalid"}}},
-		{name: "rejects empty cvc", edit: card(func(c *CardInput) { c.CVC = "" }), want: []pc{{pCVC, "parameter_invalid"}}},
+		{name: "rejects empty cvc as missing", edit: card(func(c *CardInput) { c.CVC = "" }), want: []pc{{pCVC, "parameter_missing"}}},
 		// Billing country.
 		{name: "accepts country GB", edit: country("GB")},
 		{name: "accepts country left out", edit: country("")},
@@ -478,9 +483,23 @@ func TestValidateCreate_Card(t *testing.T) {
 		{name: "rejects three-letter country", edit: country("USA"), want: []pc{{pCountry, "parameter_invalid"}}},
 		{name: "rejects one-letter country", edit: country("U"), want: []pc{{pCountry, "parameter_invalid"}}},
 		{name: "rejects digits as country", edit: country("12"), want: []pc{{pCountry, "parameter_invalid"}}},
+		// "Two-letter ISO 3166-1 country code": one ISO has assigned.
+		{name: "accepts country US", edit: country("US")},
+		{name: "accepts country DE", edit: country("DE")},
+		{name: "accepts Antarctica, AQ", edit: country("AQ")},
+		{name: "accepts Bouvet Island, BV", edit: country("BV")},
+		{name: "accepts South Sudan, SS", edit: country("SS")},
+		{name: "accepts the Åland Islands, AX", edit: country("AX")},
+		{name: "rejects ZZ, unassigned", edit: country("ZZ"), want: []pc{{pCountry, "parameter_invalid"}}},
+		{name: "rejects UK, reserved for the United Kingdom, whose code is GB", edit: country("UK"), want: []pc{{pCountry, "parameter_invalid"}}},
+		{name: "rejects EU, reserved, no country", edit: country("EU"), want: []pc{{pCountry, "parameter_invalid"}}},
+		{name: "rejects XK, user-assigned", edit: country("XK"), want: []pc{{pCountry, "parameter_invalid"}}},
+		{name: "rejects QO, user-assigned", edit: country("QO"), want: []pc{{pCountry, "parameter_invalid"}}},
+		{name: "rejects AA, user-assigned", edit: country("AA"), want: []pc{{pCountry, "parameter_invalid"}}},
+		{name: "rejects AN, withdrawn", edit: country("AN"), want: []pc{{pCountry, "parameter_invalid"}}},
 		// Shape of payment_method.
 		{name: "rejects type other than card", edit: func(r *CreateRequest) { r.PaymentMethod.Type = "sepa_debit" }, want: []pc{{"payment_method.type", "parameter_invalid"}}},
-		{name: "rejects missing type", edit: func(r *CreateRequest) { r.PaymentMethod.Type = "" }, want: []pc{{"payment_method.type", "parameter_invalid"}}},
+		{name: "rejects missing type as missing, as the contract does", edit: func(r *CreateRequest) { r.PaymentMethod.Type = "" }, want: []pc{{"payment_method.type", "parameter_missing"}}},
 		{name: "rejects missing card", edit: func(r *CreateRequest) { r.PaymentMethod.Card = nil }, want: []pc{{"payment_method.card", "parameter_missing"}}},
 	}
 	for i := range cases {

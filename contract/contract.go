@@ -64,6 +64,9 @@ type Document struct {
 	// payModels are the response checks resolved for the keys of
 	// payments the encoder writes by hand (ValidatePaymentResponse).
 	payModels map[*check]*paymentModel
+	// blankMissing are, for each operation with a JSON request body, the
+	// paths of the strings it requires, whose empty values are missing.
+	blankMissing map[*openapi3.Operation]map[string]bool
 
 	// prepare, when set, fills the fields above on first use (through
 	// ready): a run that never calls the control API never pays for its
@@ -153,6 +156,16 @@ func (d *Document) build(doc *openapi3.T) error {
 	noBody.ExcludeRequestBody = true
 	d.reqOptsNoBody = &noBody
 	d.ops = operations(doc)
+	d.blankMissing = map[*openapi3.Operation]map[string]bool{}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if rb := op.RequestBody; rb != nil && rb.Value != nil {
+				if mt := rb.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil {
+					d.blankMissing[op] = requiredStrings(mt.Schema.Value)
+				}
+			}
+		}
+	}
 	d.compileChecks()
 	d.compilePaymentModels()
 	d.compileParams()
@@ -298,7 +311,10 @@ func (d *Document) ValidateRequest(ctx context.Context, r *http.Request, rt *Rou
 		if errors.As(err, &secErr) {
 			return ErrUnauthenticated
 		}
-		return paymock.Invalid(Violations(err)...)
+		blanks := map[string]bool{}
+		vs := violationsAt(err, "", blanks)
+		blankAsMissing(vs, blanks, d.blankMissing[rt.Operation])
+		return paymock.Invalid(tidy(vs)...)
 	}
 	return nil
 }

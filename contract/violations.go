@@ -21,7 +21,11 @@ import (
 // readable messages, never its "Schema:/Value:" dumps. They are sorted by
 // param so the same request always gets the same answer.
 func Violations(err error) []paymock.Violation {
-	out := violationsAt(err, "")
+	return tidy(violationsAt(err, "", nil))
+}
+
+// tidy sorts violations by param and drops repeats.
+func tidy(out []paymock.Violation) []paymock.Violation {
 	slices.SortStableFunc(out, func(a, b paymock.Violation) int { return strings.Compare(a.Param, b.Param) })
 	// Two rules of one field can fail in the same words (a uri's pattern
 	// and its format): a person needs to read them once.
@@ -40,8 +44,11 @@ func Violations(err error) []paymock.Violation {
 }
 
 // violationsAt is Violations, unsorted, of an error about the value at the
-// dotted path base ("" for a whole body).
-func violationsAt(err error, base string) []paymock.Violation {
+// dotted path base ("" for a whole body). blanks, when not nil, gets the
+// param of every value found wrong that is an empty string, whatever the
+// rule it broke: the request check words those of required fields as
+// missing (blankAsMissing).
+func violationsAt(err error, base string, blanks map[string]bool) []paymock.Violation {
 	var out []paymock.Violation
 	var walk func(err error, param string)
 	walk = func(err error, param string) {
@@ -66,13 +73,25 @@ func violationsAt(err error, base string) []paymock.Violation {
 				walk(e.Err, p)
 			}
 		case *openapi3.SchemaError:
+			if e.SchemaField == "allOf" && e.Origin != nil {
+				// Every schema of an allOf speaks of the same value (a
+				// created payment is a Payment that carries cancel_url):
+				// what each found, at its own path below the value, says
+				// more than "doesn't match all schemas".
+				walk(e.Origin, strings.Join(append(nonEmpty(param), e.JSONPointer()...), "."))
+				return
+			}
 			if e.SchemaField == "not" {
-				if vs, ok := choiceViolations(e, param); ok {
+				if vs, ok := choiceViolations(e, param, blanks); ok {
 					out = append(out, vs...)
 					return
 				}
 			}
-			out = append(out, schemaViolation(e, param))
+			v := schemaViolation(e, param)
+			if s, ok := e.Value.(string); ok && s == "" && blanks != nil {
+				blanks[v.Param] = true
+			}
+			out = append(out, v)
 		case *openapi3filter.ParseError:
 			out = append(out, paymock.Violation{Param: param, Code: "parameter_invalid", Message: param + " " + parseReason(e)})
 		default:
@@ -85,6 +104,14 @@ func violationsAt(err error, base string) []paymock.Violation {
 	}
 	walk(err, base)
 	return out
+}
+
+// nonEmpty is the path of the dotted param p: none for "".
+func nonEmpty(p string) []string {
+	if p == "" {
+		return nil
+	}
+	return []string{p}
 }
 
 // unsupported finds the name kin gives an unknown property in its reason.
@@ -265,7 +292,7 @@ func num(p *float64) string {
 // at the object's properties, so they are checked here again without it;
 // otherwise one answer would not list every problem. ok is false for any
 // other `not`.
-func choiceViolations(se *openapi3.SchemaError, base string) (vs []paymock.Violation, ok bool) {
+func choiceViolations(se *openapi3.SchemaError, base string, blanks map[string]bool) (vs []paymock.Violation, ok bool) {
 	obj, isObj := se.Value.(map[string]any)
 	names := choiceOf(se.Schema)
 	if !isObj || names == nil {
@@ -300,7 +327,7 @@ func choiceViolations(se *openapi3.SchemaError, base string) (vs []paymock.Viola
 	rest := *se.Schema
 	rest.Not = nil
 	if err := rest.VisitJSON(se.Value, requestSchemaOptions()...); err != nil {
-		vs = append(vs, violationsAt(err, strings.Join(prefix, "."))...)
+		vs = append(vs, violationsAt(err, strings.Join(prefix, "."), blanks)...)
 	}
 	return vs, true
 }
@@ -362,4 +389,61 @@ func oneOfTypes(s *openapi3.Schema) string {
 		return "one of the allowed forms"
 	}
 	return article(types)
+}
+
+// requiredStrings are the dotted paths of the string properties that a
+// request body's schema requires where they stand (an array's items as
+// "*"), found through properties and items; a property of a schema
+// reached otherwise (allOf, oneOf...) is not among them.
+func requiredStrings(s *openapi3.Schema) map[string]bool {
+	out := map[string]bool{}
+	seen := map[*openapi3.Schema]bool{}
+	var walk func(s *openapi3.Schema, path []string)
+	walk = func(s *openapi3.Schema, path []string) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		defer delete(seen, s)
+		for name, p := range s.Properties {
+			if p == nil || p.Value == nil {
+				continue
+			}
+			at := append(slices.Clone(path), name)
+			if p.Value.Type.Is("string") && slices.Contains(s.Required, name) {
+				out[strings.Join(at, ".")] = true
+			}
+			walk(p.Value, at)
+		}
+		if s.Items != nil {
+			walk(s.Items.Value, append(slices.Clone(path), "*"))
+		}
+	}
+	walk(s, nil)
+	return out
+}
+
+// blankAsMissing words the violations of a required string sent empty as
+// parameter_missing, "is required": the docs' parameter_missing is "a
+// required field or parameter is absent (or blank)", and the rule an
+// empty value breaks (a length, an enum, a pattern, a format) says
+// nothing a client can act on that "is required" does not. The create
+// rules say the same of a blank value (ValidateCreate's missing).
+func blankAsMissing(vs []paymock.Violation, blanks, required map[string]bool) {
+	for i, v := range vs {
+		if blanks[v.Param] && required[starIndexes(v.Param)] {
+			vs[i] = paymock.Violation{Param: v.Param, Code: "parameter_missing", Message: v.Param + " is required"}
+		}
+	}
+}
+
+// starIndexes writes the array indexes of a dotted path as "*".
+func starIndexes(param string) string {
+	parts := strings.Split(param, ".")
+	for i, p := range parts {
+		if p != "" && strings.Trim(p, "0123456789") == "" {
+			parts[i] = "*"
+		}
+	}
+	return strings.Join(parts, ".")
 }

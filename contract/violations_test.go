@@ -222,3 +222,38 @@ func TestViolations_WhatStrictClientsRefuseIsRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestViolations_AnEmptyRequiredStringIsMissingWhateverRuleItBreaks(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(map[string]any)
+		param string
+		code  string
+	}{
+		{"minLength", func(b map[string]any) { b["description"] = "" }, "description", "parameter_missing"},
+		{"enum", func(b map[string]any) { b["currency"] = "" }, "currency", "parameter_missing"},
+		{"format", func(b map[string]any) { b["customer"].(map[string]any)["email"] = "" }, "customer.email", "parameter_missing"},
+		{"pattern and format, named once", func(b map[string]any) { b["success_url"] = "" }, "success_url", "parameter_missing"},
+		{"nested, in an optional object", func(b map[string]any) {
+			b["payment_method"] = map[string]any{"type": "card", "card": map[string]any{"number": "4242424242424242", "expiry_month": 12, "expiry_year": 2030, "cvc": ""}}
+		}, "payment_method.card.cvc", "parameter_missing"},
+		{"beside the choice of mcc or account_id", func(b map[string]any) { b["account_id"] = "acct_1"; b["description"] = "" }, "description", "parameter_missing"},
+		// An optional string sent empty is a value it may not take.
+		{"optional", func(b map[string]any) { delete(b, "mcc"); b["account_id"] = "" }, "account_id", "parameter_invalid"},
+		// Not a string: what is wrong is its type.
+		{"a required string sent as a number", func(b map[string]any) { b["description"] = 0 }, "description", "parameter_invalid"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mine []paymock.Violation
+			for _, v := range refusals(t, tc.edit) {
+				if v.Param == tc.param {
+					mine = append(mine, v)
+				}
+			}
+			if len(mine) != 1 || mine[0].Code != tc.code || tc.code == "parameter_missing" && mine[0].Message != tc.param+" is required" {
+				t.Errorf("violations of %s: %+v, want one %s", tc.param, mine, tc.code)
+			}
+		})
+	}
+}

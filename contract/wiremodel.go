@@ -126,14 +126,43 @@ func resolvePaymentKeys(k *check, keys []string) *paymentKeys {
 // keys, all distinct: the check of each key's value (nil where none
 // applies), as check.object finds them. False where the check's verdict
 // on such an object depends on more than its values' verdicts: a keyword
-// of the object itself (not, oneOf, anyOf, allOf, enum), a required key
-// not among them, a key it refuses, more keys than it allows.
+// of the object itself (not, oneOf, anyOf, enum), a required key not
+// among them, a key it refuses, more keys than it allows, or a key whose
+// value two schemas of an allOf check.
 func objectKeys(k *check, keys []string) ([]*check, bool) {
-	if k == nil || k.unsupported || k.empty || k.not != nil || len(k.oneOf)+len(k.anyOf)+len(k.allOf) > 0 ||
+	if k == nil || k.unsupported || k.empty || k.not != nil || len(k.oneOf)+len(k.anyOf) > 0 ||
 		len(k.enum) > 0 || k.types&typeObject == 0 || len(k.required) > 64 ||
 		k.maxProps != nil && uint64(len(keys)) > *k.maxProps {
 		return nil, false
 	}
+	subs, ok := ownObjectKeys(k, keys)
+	if !ok {
+		return nil, false
+	}
+	// An allOf holds where each of its schemas does: a created payment is
+	// a Payment plus a schema that only requires cancel_url. Each schema's
+	// verdict must come from the values' verdicts too, and a value checked
+	// by two of them has no one check to resolve to.
+	for _, member := range k.allOf {
+		ms, ok := objectKeys(member, keys)
+		if !ok {
+			return nil, false
+		}
+		for i, c := range ms {
+			switch {
+			case c == nil:
+			case subs[i] != nil && subs[i] != c:
+				return nil, false
+			default:
+				subs[i] = c
+			}
+		}
+	}
+	return subs, true
+}
+
+// ownObjectKeys is objectKeys of k's own keywords, its allOf aside.
+func ownObjectKeys(k *check, keys []string) ([]*check, bool) {
 	for _, name := range k.required {
 		if !slices.Contains(keys, name) {
 			return nil, false

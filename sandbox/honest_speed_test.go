@@ -23,7 +23,7 @@ func TestContract_FastPathStillRefusesBrokenAnswers(t *testing.T) {
 		spoil func(*paymock.Payment)
 		log   string
 	}{
-		{"broken pattern", func(p *paymock.Payment) { p.Customer.ID = "cus_short" }, "customer"},
+		{"empty customer id", func(p *paymock.Payment) { p.Customer.ID = "" }, "customer"},
 		{"broken format", func(p *paymock.Payment) { p.Customer.Email = "not an address" }, "email"},
 		{"broken uri", func(p *paymock.Payment) { p.SuccessURL = "no scheme" }, "success_url"},
 		{"wrong type", func(p *paymock.Payment) { p.Metadata = []byte(`["not","an","object"]`) }, "metadata"},

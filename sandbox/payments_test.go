@@ -144,14 +144,15 @@ func TestCreate_RejectsEveryRuleViolation(t *testing.T) {
 		{"ftp cancel_url", func(b map[string]any) { b["cancel_url"] = "ftp://shop.example.com/c" }, "cancel_url", "parameter_invalid"},
 		{"bad email", func(b map[string]any) { b["customer"].(map[string]any)["email"] = "jane.example.com" }, "customer.email", "parameter_invalid"},
 		{"email with name", func(b map[string]any) { b["customer"].(map[string]any)["email"] = "Jane <jane@example.com>" }, "customer.email", "parameter_invalid"},
-		{"empty name", func(b map[string]any) { b["customer"].(map[string]any)["name"] = "" }, "customer.name", "parameter_invalid"},
-		{"empty description", func(b map[string]any) { b["description"] = "" }, "description", "parameter_invalid"},
+		{"empty name", func(b map[string]any) { b["customer"].(map[string]any)["name"] = "" }, "customer.name", "parameter_missing"},
+		{"empty description", func(b map[string]any) { b["description"] = "" }, "description", "parameter_missing"},
 		{"metadata array", func(b map[string]any) { b["metadata"] = []any{1} }, "metadata", "parameter_invalid"},
 		{"bad Luhn", func(b map[string]any) { card(withCard(b))["number"] = "4242424242424241" }, "payment_method.card.number", "card_number_invalid"},
 		{"card number letters", func(b map[string]any) { card(withCard(b))["number"] = "4242abcd42424242" }, "payment_method.card.number", "parameter_invalid"},
 		{"month 13", func(b map[string]any) { card(withCard(b))["expiry_month"] = 13 }, "payment_method.card.expiry_month", "parameter_invalid"},
 		{"month 0", func(b map[string]any) { card(withCard(b))["expiry_month"] = 0 }, "payment_method.card.expiry_month", "parameter_invalid"},
 		{"two-digit year", func(b map[string]any) { card(withCard(b))["expiry_year"] = 30 }, "payment_method.card.expiry_year", "parameter_invalid"},
+		{"five-digit year", func(b map[string]any) { card(withCard(b))["expiry_year"] = 10000 }, "payment_method.card.expiry_year", "parameter_invalid"},
 		{"expired card", func(b map[string]any) { card(withCard(b))["expiry_year"] = 2026; card(b)["expiry_month"] = 2 }, "payment_method.card.expiry_year", "card_expired"},
 		{"short cvc", func(b map[string]any) { card(withCard(b))["cvc"] = "12" }, "payment_method.card.cvc", "parameter_invalid"},
 		{"long cvc", func(b map[string]any) { card(withCard(b))["cvc"] = "12345" }, "payment_method.card.cvc", "parameter_invalid"},
@@ -159,6 +160,14 @@ func TestCreate_RejectsEveryRuleViolation(t *testing.T) {
 		{"non-card type", func(b map[string]any) { withCard(b)["payment_method"].(map[string]any)["type"] = "sepa" }, "payment_method.type", "parameter_invalid"},
 		{"bad country", func(b map[string]any) {
 			withCard(b)["payment_method"].(map[string]any)["billing_details"] = map[string]any{"address": map[string]any{"country": "usa"}}
+		}, "payment_method.billing_details.address.country", "parameter_invalid"},
+		// Two capitals, the contract's pattern, but no code ISO 3166-1
+		// assigns: the United Kingdom's is GB.
+		{"unassigned country UK", func(b map[string]any) {
+			withCard(b)["payment_method"].(map[string]any)["billing_details"] = map[string]any{"address": map[string]any{"country": "UK"}}
+		}, "payment_method.billing_details.address.country", "parameter_invalid"},
+		{"unassigned country ZZ", func(b map[string]any) {
+			withCard(b)["payment_method"].(map[string]any)["billing_details"] = map[string]any{"address": map[string]any{"country": "ZZ"}}
 		}, "payment_method.billing_details.address.country", "parameter_invalid"},
 	}
 	for _, tc := range tests {
@@ -191,6 +200,70 @@ func TestCreate_RejectsEveryRuleViolation(t *testing.T) {
 	// Nothing of the rejected requests was stored.
 	if _, total, _ := env.store.List(t.Context(), merchantID(t, keyA), 0, 1); total != 0 {
 		t.Errorf("%d payments stored after rejected creates", total)
+	}
+}
+
+func TestCreate_AnEmptyRequiredStringIsMissing(t *testing.T) {
+	// docs/api.md: parameter_missing is "a required field or parameter
+	// is absent (or blank)". An empty string is blank whatever rule of the
+	// field it breaks (a length, an enum, a pattern, a format), and is
+	// named once; white space alone in free text is blank too. An empty
+	// optional field is a value, and invalid.
+	env := newEnv(t)
+	empty := func(path ...string) func(b map[string]any) {
+		return func(b map[string]any) {
+			m := b
+			for _, k := range path[:len(path)-1] {
+				m = m[k].(map[string]any)
+			}
+			m[path[len(path)-1]] = ""
+		}
+	}
+	tests := []struct {
+		name  string
+		edit  func(b map[string]any)
+		param string
+		code  string
+	}{
+		{"currency", empty("currency"), "currency", "parameter_missing"},
+		{"description", empty("description"), "description", "parameter_missing"},
+		{"blank description", func(b map[string]any) { b["description"] = " \t" }, "description", "parameter_missing"},
+		{"customer.email", empty("customer", "email"), "customer.email", "parameter_missing"},
+		{"customer.name", empty("customer", "name"), "customer.name", "parameter_missing"},
+		{"blank customer.name", func(b map[string]any) { b["customer"].(map[string]any)["name"] = "  " }, "customer.name", "parameter_missing"},
+		{"success_url", empty("success_url"), "success_url", "parameter_missing"},
+		{"cancel_url", empty("cancel_url"), "cancel_url", "parameter_missing"},
+		{"payment_method.type", func(b map[string]any) { withCard(b); empty("payment_method", "type")(b) }, "payment_method.type", "parameter_missing"},
+		{"payment_method.card.number", func(b map[string]any) { withCard(b); empty("payment_method", "card", "number")(b) }, "payment_method.card.number", "parameter_missing"},
+		{"payment_method.card.cvc", func(b map[string]any) { withCard(b); empty("payment_method", "card", "cvc")(b) }, "payment_method.card.cvc", "parameter_missing"},
+		// Optional: present, and empty, which is no value it may take.
+		{"account_id (optional)", func(b map[string]any) { delete(b, "mcc"); b["account_id"] = "" }, "account_id", "parameter_invalid"},
+		{"billing country (optional)", func(b map[string]any) {
+			withCard(b)["payment_method"].(map[string]any)["billing_details"] = map[string]any{"address": map[string]any{"country": ""}}
+		}, "payment_method.billing_details.address.country", "parameter_invalid"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := validCreate()
+			tc.edit(b)
+			st, body, _ := env.do("POST", "/api/v1/payments", keyA, b)
+			if st != http.StatusBadRequest {
+				t.Fatalf("status %d, want 400: %v", st, body)
+			}
+			var mine []map[string]any
+			for _, v := range errorOf(t, body)["errors"].([]any) {
+				if v := v.(map[string]any); v["param"] == tc.param {
+					mine = append(mine, v)
+				}
+			}
+			want := map[string]any{"param": tc.param, "code": tc.code}
+			if tc.code == "parameter_missing" {
+				want["message"] = tc.param + " is required"
+			}
+			if len(mine) != 1 || mine[0]["code"] != want["code"] || want["message"] != nil && mine[0]["message"] != want["message"] {
+				t.Errorf("violations of %s: %v, want one %v", tc.param, mine, want)
+			}
+		})
 	}
 }
 
@@ -255,6 +328,8 @@ func TestCreate_AcceptsBoundaryValues(t *testing.T) {
 		{"http URL", func(b map[string]any) { b["success_url"] = "http://localhost:3000/ok?order=1" }},
 		{"empty metadata", func(b map[string]any) { b["metadata"] = map[string]any{} }},
 		{"card expiring this month", func(b map[string]any) { card(withCard(b))["expiry_year"] = 2026; card(b)["expiry_month"] = 3 }},
+		{"card expiring in 2101", func(b map[string]any) { card(withCard(b))["expiry_year"] = 2101 }},
+		{"card expiring in 9999, the last four-digit year", func(b map[string]any) { card(withCard(b))["expiry_year"] = 9999 }},
 		{"four-digit cvc amex", func(b map[string]any) { card(withCard(b))["number"] = "378282246310005"; card(b)["cvc"] = "1234" }},
 	}
 	for _, tc := range tests {

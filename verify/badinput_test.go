@@ -71,7 +71,7 @@ func TestRun_BadDeploymentsStopWithAMessageNamingTheHostNeverTheKey(t *testing.T
 			}
 			// Stopped at its first check, the run saw none of the forms a
 			// setting changes: no setting is closest.
-			if rep.Settings.Variants != "" || !strings.Contains(out, "\nclosest paymock: not known: the run compared none of the points a setting changes (amount.form, status.success_name, payment_link.checkout, webhook.payload)\n") {
+			if rep.Settings.Variants != "" || !strings.Contains(out, "\nclosest paymock: not known: the run compared none of the points a setting changes (amount.form, status.success_name, payment_link.checkout, payment_link.retrieve, webhook.payload)\n") {
 				t.Errorf("closest setting %q after a run that compared nothing:\n%s", rep.Settings.Variants, out)
 			}
 			if strings.Contains(out, key) || strings.Contains(js.String(), key) {
@@ -129,7 +129,7 @@ func TestRun_ACheckWithoutAnAnswerMidRunIsAProblemAndTheRestStillRuns(t *testing
 	if len(rep.Problems) != 1 || !strings.HasPrefix(rep.Problems[0], "retrieve: "+host+" closed the connection without answering GET /api/v1/payments/pay_") {
 		t.Errorf("problems %q", rep.Problems)
 	}
-	if !rep.Failed() || len(rep.Checks) != 12 || !strings.Contains(out, "problems (the report below is partial):") {
+	if !rep.Failed() || len(rep.Checks) != 14 || !strings.Contains(out, "problems (the report below is partial):") {
 		t.Errorf("want every other check run and the report marked partial:\n%s", out)
 	}
 	for _, u := range rep.Unobserved {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Point is one open point of the spec that paymock answered.
@@ -49,6 +50,8 @@ func errorCases() []errorCase {
 		{checkBadKey, "a key the deployment does not know"},
 		{checkPerPage101, "list with per_page=101"},
 		{checkPageTwice, "list with page given twice"},
+		{checkNoKey, "a request without a key"},
+		{checkTooLarge, "a create body of 1 MiB and one byte"},
 	}
 }
 
@@ -87,15 +90,37 @@ func Points() []Point {
 		Point{ID: "payment_link.card", Topic: "payment_link on a create with a card",
 			Spec:  "Present in some create responses.",
 			Needs: "a create with a card (--card)", answers: same(func(o *observations) string { return o.linkPresence(true) })},
+		Point{ID: "payment_link.retrieve", Topic: "payment_link on a payment without a card in retrieve and list answers", Variant: "payment_link",
+			Spec:  "Retrieve returns all fields of the payment model; payment_link is present in some create responses.",
+			Needs: "a payment the run created without a card, retrieved or listed", answers: same(func(o *observations) string { return o.laterLinkPresence(false) }),
+			suggest: variantFor(map[string]string{"absent": "payment_link=omit", "absent, present": "all"})},
+		Point{ID: "payment_link.retrieve_card", Topic: "payment_link on a payment with a card in retrieve and list answers",
+			Spec:  "Retrieve returns all fields of the payment model; payment_link is present in some create responses.",
+			Needs: "a payment the run created with a card (--card), listed", answers: same(func(o *observations) string { return o.laterLinkPresence(true) })},
 		Point{ID: "next_action.checkout", Topic: "target of next_action.url without a card",
 			Spec:  "The hosted checkout page (payment_link has the same purpose).",
 			Needs: "a create without a card answered with payment_link", answers: same((*observations).checkoutTarget)},
 		Point{ID: "next_action.card", Topic: "target of next_action.url with a card",
 			Spec:  "The 3DS authentication page when card details were supplied.",
 			Needs: "creates with and without a card (--card)", answers: same((*observations).cardTarget)},
+		Point{ID: "id.payment", Topic: "form of payment ids",
+			Spec:  "Unique identifier of the payment (a string; no form shown).",
+			Needs: "a payment in an answer", answers: same(func(o *observations) string { return o.idForms(seenPayment.id) })},
+		Point{ID: "id.customer", Topic: "form of customer ids",
+			Spec:  "Identifier of the customer, assigned by the service (no form shown).",
+			Needs: "a payment in an answer", answers: same(func(o *observations) string { return o.idForms(seenPayment.customerID) })},
+		Point{ID: "customer.fields", Topic: "fields of the customer beyond id, email and name",
+			Spec:  "Fields of the customer resource beyond id, name and email: not shown.",
+			Needs: "a payment in an answer", answers: same((*observations).customerExtras)},
+		Point{ID: "cancel_url.retrieve_list", Topic: "cancel_url on payments in retrieve and list answers",
+			Spec:  "Returned in create responses (other answers: not shown).",
+			Needs: "a payment in a retrieve or list answer", answers: same(func(o *observations) string { return o.presence("cancel_url", false) })},
 		Point{ID: "auth.www_authenticate", Topic: "WWW-Authenticate on a refused key",
 			Spec:  "The response to a missing or invalid key: not shown.",
-			Needs: "the " + checkBadKey + " check", answers: same((*observations).wwwAuthenticate)},
+			Needs: "the " + checkBadKey + " check", answers: same(func(o *observations) string { return o.wwwAuthenticate(checkBadKey) })},
+		Point{ID: "auth.www_authenticate_no_key", Topic: "WWW-Authenticate on a request without a key",
+			Spec:  "The response to a missing or invalid key: not shown.",
+			Needs: "the " + checkNoKey + " check", answers: same(func(o *observations) string { return o.wwwAuthenticate(checkNoKey) })},
 		Point{ID: "headers.paymock_only", Topic: "response headers paymock sends that the deployment does not",
 			Spec: "Not shown.", Needs: "answers from both", answers: headerDiff((*observations).headerNames, true)},
 		Point{ID: "headers.deployment_only", Topic: "response headers the deployment sends that paymock does not",
@@ -341,6 +366,130 @@ func (o *observations) linkPresence(card bool) string {
 	return set(seen)
 }
 
+// idForms are the forms of an id of every payment in the answers
+// (idForm), "" when none had one.
+func (o *observations) idForms(id func(seenPayment) string) string {
+	var forms []string
+	for _, p := range o.payments {
+		if v := id(p); v != "" {
+			forms = append(forms, idForm(v))
+		}
+	}
+	return set(forms)
+}
+
+// presence says whether the payments of create answers (created) or of
+// the other answers carry field: "present", "absent", or both.
+func (o *observations) presence(field string, created bool) string {
+	var seen []string
+	for _, p := range o.payments {
+		if p.created != created {
+			continue
+		}
+		if _, ok := p.fields[field]; ok {
+			seen = append(seen, "present")
+		} else {
+			seen = append(seen, "absent")
+		}
+	}
+	return set(seen)
+}
+
+// customerExtras are the names of the customer's fields beyond id,
+// email and name in every payment of the answers, "none" when no
+// customer has one.
+func (o *observations) customerExtras() string {
+	if len(o.payments) == 0 {
+		return ""
+	}
+	names := []string{}
+	for _, p := range o.payments {
+		var c map[string]json.RawMessage
+		_ = json.Unmarshal(p.fields["customer"], &c)
+		for k := range c {
+			if k != "id" && k != "email" && k != "name" {
+				names = append(names, k)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return set(names)
+}
+
+// idForm words the form of an id, never its value: "pay_ and 24 base62
+// characters" (paymock's), "a UUID", "12 digits", or "20 characters of
+// another form". The contract takes any non-empty string (the spec
+// fixes none); this is where paymock's own form is compared.
+func idForm(id string) string {
+	switch {
+	case isUUID(id):
+		return "a UUID"
+	case strings.Trim(id, "0123456789") == "":
+		return itoa(len(id)) + " digits"
+	}
+	if i := strings.IndexByte(id, '_'); i > 0 && isBase62(id[:i]) && isBase62(id[i+1:]) {
+		return id[:i+1] + " and " + itoa(len(id)-i-1) + " base62 characters"
+	}
+	return itoa(utf8.RuneCountInString(id)) + " characters of another form"
+}
+
+// isUUID reports whether s is a UUID in its text form (RFC 9562), any
+// version, either case.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isBase62(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// laterLinkPresence is linkPresence of the payments the run created, as
+// later answers (a retrieve, a list) show them.
+func (o *observations) laterLinkPresence(card bool) string {
+	withCard := map[string]bool{}
+	for _, p := range o.payments {
+		if p.created {
+			withCard[p.id()] = p.card
+		}
+	}
+	var seen []string
+	for _, p := range o.payments {
+		if c, ours := withCard[p.id()]; p.created || !ours || c != card {
+			continue
+		}
+		if _, ok := p.fields["payment_link"]; ok {
+			seen = append(seen, "present")
+		} else {
+			seen = append(seen, "absent")
+		}
+	}
+	return set(seen)
+}
+
 // checkoutTarget says whether next_action.url of a create without a card
 // is the payment_link page.
 func (o *observations) checkoutTarget() string {
@@ -401,8 +550,8 @@ func pathTemplate(raw, id string) string {
 	return p
 }
 
-func (o *observations) wwwAuthenticate() string {
-	x := o.exchanges[checkBadKey]
+func (o *observations) wwwAuthenticate(check string) string {
+	x := o.exchanges[check]
 	if x == nil || x.Status == 0 {
 		return ""
 	}

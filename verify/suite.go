@@ -41,12 +41,25 @@ const (
 	checkPerPage101   = "per_page_101"
 	checkPageTwice    = "page_twice"
 	checkBadKey       = "bad_key"
+	checkNoKey        = "no_key"
+	checkTooLarge     = "body_too_large"
 )
 
-// refusedKey is the key of the bad_key check: known to no deployment,
-// and not even a well-formed token ("!"), so that a paymock in open mode,
-// which takes any well-formed token, refuses it too.
-const refusedKey = "sk_paymock_verify_refused!"
+// noKey, as the key of a call, sends no Authorization header: no key
+// holds a space.
+const noKey = " "
+
+// bodyLimit is paymock's default limit of a request body (--body-limit);
+// the body_too_large check sends one byte more.
+const bodyLimit = 1 << 20
+
+// refusedKey is the key of the bad_key check: a well-formed bearer token
+// (RFC 6750) that no deployment issued, so the check compares how a
+// deployment refuses a key it does not know, as its points say. A
+// malformed one would compare another refusal (paymock's
+// api_key_malformed). A paymock in open mode takes it, as it takes every
+// well-formed token: verify a paymock with configured keys.
+const refusedKey = "sk_paymock_verify_unknown_0000000000"
 
 // unknownID is the id of the unknown_id check.
 const unknownID = "pay_PaymockVerifyUnknown000000000"
@@ -84,6 +97,17 @@ func (p seenPayment) str(name string) string {
 	var s string
 	_ = json.Unmarshal(p.fields[name], &s)
 	return s
+}
+
+func (p seenPayment) id() string { return p.str("id") }
+
+// customerID is the id of the payment's customer, "" when it has none.
+func (p seenPayment) customerID() string {
+	var c struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(p.fields["customer"], &c)
+	return c.ID
 }
 
 func (p seenPayment) nextURL() string {
@@ -136,10 +160,13 @@ func (s *side) call(ctx context.Context, check, method, path string, body any, k
 		x.Error = fmt.Sprintf("cannot build the request: %v", err)
 		return x
 	}
-	if key == "" {
-		key = s.key
+	switch key {
+	case "":
+		req.Header.Set("Authorization", "Bearer "+s.key)
+	case noKey:
+	default:
+		req.Header.Set("Authorization", "Bearer "+key)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -331,6 +358,10 @@ func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Contex
 	s.call(ctx, checkPerPage101, http.MethodGet, "/api/v1/payments?per_page=101", nil, "")
 	s.call(ctx, checkPageTwice, http.MethodGet, "/api/v1/payments?page=1&page=2", nil, "")
 	s.call(ctx, checkBadKey, http.MethodGet, "/api/v1/payments", nil, refusedKey)
+	s.call(ctx, checkNoKey, http.MethodGet, "/api/v1/payments", nil, noKey)
+	// A body one byte over paymock's limit that no deployment could make
+	// a payment of, whatever its own limit: it holds a description alone.
+	s.call(ctx, checkTooLarge, http.MethodPost, "/api/v1/payments", tooLargeBody(), "")
 	return "", skips
 }
 
@@ -373,6 +404,14 @@ func (s *side) createBody(extra map[string]any) map[string]any {
 		b[k] = v
 	}
 	return b
+}
+
+// tooLargeBody is a create body of bodyLimit+1 bytes of JSON with no
+// field but description: refused by any deployment, for its size or
+// for what it lacks, and never a payment.
+func tooLargeBody() json.RawMessage {
+	const frame = `{"description":""}`
+	return json.RawMessage(frame[:len(frame)-2] + strings.Repeat("x", bodyLimit+1-len(frame)) + `"}`)
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -31,8 +31,7 @@ import (
 // endpointURL, and the endpoint's secret.
 func webhookTarget(t *testing.T, endpointURL func(ln net.Listener) string, opts ...paymocktest.Option) (*paymocktest.Server, net.Listener, string) {
 	t.Helper()
-	opts = append([]paymocktest.Option{paymocktest.AllowViolations(), paymocktest.WithClock(lifecycle.ClockReal, time.Time{})}, opts...)
-	s := paymocktest.New(t, opts...)
+	s := deployment(t, append([]paymocktest.Option{paymocktest.WithClock(lifecycle.ClockReal, time.Time{})}, opts...)...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +63,8 @@ func TestRun_APaymockSendingWebhooksVerifiesClean(t *testing.T) {
 			t.Errorf("%s was not compared:\n%s", p, out)
 		}
 	}
-	if len(rep.Checks) != 13 {
-		t.Errorf("%d checks, want 13 (create.expiring added):\n%s", len(rep.Checks), out)
+	if len(rep.Checks) != 15 {
+		t.Errorf("%d checks, want 15 (create.expiring added):\n%s", len(rep.Checks), out)
 	}
 }
 

@@ -21,7 +21,9 @@ import (
 )
 
 func TestVerify_APaymockPassesInEveryFormat(t *testing.T) {
-	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{})
+	// Configured keys, as a deployment has: open mode would take verify's
+	// unknown key as a merchant of its own.
+	r := startRun(t, []string{"--addr", "127.0.0.1:0", "--api-key", "sk_test_verify", "--api-key", "sk_test_verify_json", "--api-key", "sk_test_verify_junit"}, nil, hooks{})
 	base := "http://" + r.addr
 	out, errOut, code := runCLI(context.Background(), []string{"verify", "--base-url", base, "--api-key", "sk_test_verify"}, nil)
 	if code != 0 {
@@ -56,7 +58,7 @@ func TestVerify_APaymockPassesInEveryFormat(t *testing.T) {
 
 func TestVerify_FindingsExit1AndProblemsNameTheHost(t *testing.T) {
 	// A deployment that has drifted: amounts as strings.
-	r := startRun(t, []string{"--addr", "127.0.0.1:0", "--variants", "amount=string"}, nil, hooks{})
+	r := startRun(t, []string{"--addr", "127.0.0.1:0", "--api-key", "sk_test_verify", "--variants", "amount=string"}, nil, hooks{})
 	out, errOut, code := runCLI(context.Background(), []string{"verify", "--base-url", "http://" + r.addr, "--api-key", "sk_test_verify"}, nil)
 	if code != 1 || !strings.Contains(out, "amount.form") || !strings.Contains(out, "closest paymock: --variants amount=string") ||
 		!strings.Contains(errOut, "verify: 0 contract violations, 1 drifting point") {

@@ -19,8 +19,9 @@ const Key = "sk_other_good"
 
 // upstream is a deployment that chose otherwise than paymock on
 // purpose: 422 instead of 400, another error shape, amounts as strings,
-// "succeeded", no WWW-Authenticate, a field the contract does not
-// declare and a required field left out. It knows one key, Key.
+// "succeeded", no WWW-Authenticate, UUIDs for ids, a customer with a
+// phone, a field the contract does not declare and a required field left
+// out. It knows one key, Key.
 type upstream struct {
 	mu       sync.Mutex
 	payments []map[string]any
@@ -37,7 +38,8 @@ func New(t testing.TB) *httptest.Server {
 func (u *upstream) payment(id string, status string, in map[string]any) map[string]any {
 	return map[string]any{
 		"id": id, "amount": fmt.Sprintf("%.2f", in["amount"]), "currency": in["currency"], "status": status,
-		"customer":    map[string]any{"id": "cus_000000000000000000000001", "email": "verify@example.com", "name": "Paymock Verify"},
+		"customer": map[string]any{"id": "c0ffee00-0000-4000-8000-000000000001", "email": "verify@example.com", "name": "Paymock Verify",
+			"phone": "+1 555 0100"}, // a field the spec leaves open
 		"description": in["description"], "metadata": in["metadata"], "success_url": in["success_url"],
 		"cancel_url": in["cancel_url"], "next_action": map[string]any{"url": "https://pay.example/c/" + id},
 		"payment_link": "https://pay.example/c/" + id, "payment_method": nil, "completed_at": nil,
@@ -45,6 +47,10 @@ func (u *upstream) payment(id string, status string, in map[string]any) map[stri
 		"livemode": false, // not in the contract
 	}
 }
+
+// uuid is the n-th payment's id: a UUID (version 4 in form), which the
+// spec allows as well as paymock's pay_ ids.
+func uuid(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
 
 func (u *upstream) fail(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
@@ -74,11 +80,16 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			u.fail(w, http.StatusUnprocessableEntity, "invalid")
 			return
 		}
-		p := u.payment(fmt.Sprintf("pay_%024d", len(u.payments)+1), "pending", in)
+		p := u.payment(uuid(len(u.payments)+1), "pending", in)
 		u.payments = append(u.payments, p)
+		created := map[string]any{}
+		for k, v := range p {
+			created[k] = v
+		}
+		delete(created, "cancel_url") // "returned in create responses": a required field left out
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(p)
+		json.NewEncoder(w).Encode(created)
 	case r.Method == http.MethodGet && r.URL.Path == "/api/v1/payments":
 		if r.URL.Query().Get("per_page") == "101" {
 			u.fail(w, http.StatusUnprocessableEntity, "per_page too big")
@@ -89,7 +100,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			items = append(items, p)
 		}
 		// A paid one, named "succeeded", from an earlier day.
-		paid := u.payment("pay_000000000000000000000099", "succeeded", map[string]any{"amount": 5.0, "currency": "USD",
+		paid := u.payment(uuid(99), "succeeded", map[string]any{"amount": 5.0, "currency": "USD",
 			"description": "old", "metadata": map[string]any{}, "success_url": "https://shop.example/s", "cancel_url": "https://shop.example/c"})
 		paid["completed_at"], paid["next_action"] = "2026-11-23T00:00:00Z", nil
 		items = append(items, paid)
@@ -107,7 +118,7 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				for k, v := range p {
 					cp[k] = v
 				}
-				delete(cp, "cancel_url") // a required field left out
+				delete(cp, "cancel_url") // which a retrieve may leave out
 				w.Header().Set("Content-Type", "application/json")
 				json.NewEncoder(w).Encode(cp)
 				return

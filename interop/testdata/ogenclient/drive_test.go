@@ -82,7 +82,9 @@ func drive(t *testing.T, ctx context.Context, spec string, svc *service.Client, 
 	// card, and the largest amount.
 	success, _ := url.Parse("https://shop.example.com/success")
 	cancel, _ := url.Parse("https://shop.example.com/cancel")
-	create := func(amount float64, edit func(*service.CreatePaymentRequest)) *service.Payment {
+	// A create answers a CreatedPayment: a Payment that carries
+	// cancel_url, which the spec says create answers return.
+	create := func(amount float64, edit func(*service.CreatePaymentRequest)) *service.CreatedPayment {
 		t.Helper()
 		req := &service.CreatePaymentRequest{
 			Amount:      amount,
@@ -97,9 +99,12 @@ func drive(t *testing.T, ctx context.Context, spec string, svc *service.Client, 
 		}
 		edit(req)
 		res, err := svc.CreatePayment(ctx, req)
-		p := as[service.Payment](t, "createPayment", res, err)
+		p := as[service.CreatedPayment](t, "createPayment", res, err)
 		sameAmount(t, "createPayment", p.Amount, amount)
-		if p.Status != service.PaymentStatusPending {
+		if p.CancelURL.String() != cancel.String() {
+			t.Errorf("createPayment: cancel_url %s, want %s", p.CancelURL.String(), cancel)
+		}
+		if p.Status != service.CreatedPaymentStatusPending {
 			t.Errorf("createPayment: status %s, want pending", p.Status)
 		}
 		return p
@@ -119,7 +124,7 @@ func drive(t *testing.T, ctx context.Context, spec string, svc *service.Client, 
 	largest := create(999999999.99, func(*service.CreatePaymentRequest) {})
 	drove("createPayment", spec)
 
-	for _, p := range []*service.Payment{checkout, card, largest} {
+	for _, p := range []*service.CreatedPayment{checkout, card, largest} {
 		res, err := svc.RetrievePayment(ctx, service.RetrievePaymentParams{ID: p.ID})
 		got := as[service.Payment](t, "retrievePayment", res, err)
 		if got.ID != p.ID || got.Description != p.Description {
@@ -309,18 +314,27 @@ func drive(t *testing.T, ctx context.Context, spec string, svc *service.Client, 
 	drove("resetMerchant", spec)
 }
 
+// amountSum is a generated sum type of an amount: a created payment's
+// (CreatedPaymentAmount) or another answer's (PaymentAmount).
+type amountSum interface {
+	GetFloat64() (float64, bool)
+	GetString() (string, bool)
+}
+
 // sameAmount checks an amount as the generated sum type holds it: the
 // float64 sent, or its decimal string with two decimals.
-func sameAmount(t *testing.T, op string, a service.PaymentAmount, want float64) {
+func sameAmount(t *testing.T, op string, a amountSum, want float64) {
 	t.Helper()
+	f, isFloat := a.GetFloat64()
+	s, isString := a.GetString()
 	switch {
-	case a.IsFloat64():
-		if a.Float64 != want {
-			t.Errorf("%s: amount %v, want %v", op, a.Float64, want)
+	case isFloat:
+		if f != want {
+			t.Errorf("%s: amount %v, want %v", op, f, want)
 		}
-	case a.IsString():
-		if a.String != strconv.FormatFloat(want, 'f', 2, 64) {
-			t.Errorf("%s: amount %q, want %.2f", op, a.String, want)
+	case isString:
+		if s != strconv.FormatFloat(want, 'f', 2, 64) {
+			t.Errorf("%s: amount %q, want %.2f", op, s, want)
 		}
 	default:
 		t.Errorf("%s: amount of neither form: %+v", op, a)
