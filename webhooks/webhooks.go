@@ -130,8 +130,9 @@
 // the next process (or replica) that claims it. Nothing else changes: a
 // delivery due, waiting for a retry or waiting in line stays pending in
 // the outbox. The journal is kept near MaxEvents per merchant: every
-// trimEvery events the Dispatcher stores, it trims the journal of the
-// merchant whose event it is. The Observer counts per process.
+// trimEvery events or rounds a merchant stores through this Dispatcher
+// (and at its first), its journal is trimmed. The Observer counts per
+// process.
 //
 // # Observer
 //
@@ -147,6 +148,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -328,6 +330,8 @@ type Dispatcher struct {
 	parsedMu sync.Mutex
 	parsed   map[endpointKey]endpoint // see endpoint
 
+	trims trimCounts // when each merchant's journal is trimmed next
+
 	mu    sync.Mutex
 	lanes map[string]*lane // merchants with sends under way or wanted
 	// timers are the instants at which a send of a merchant's due
@@ -338,7 +342,6 @@ type Dispatcher struct {
 	running   int         // senders running, all merchants
 	sending   int         // send slots held, all merchants (see acquire)
 	slotWaits []*slotWait // sends waiting for a slot, in order
-	published int         // events stored, for trimming
 	started   bool
 	closed    bool
 }
@@ -451,6 +454,7 @@ func (d *Dispatcher) defaultsFill(client *http.Client) {
 		d.ids = paymock.NewMerchantIDs(nil, nil, nil)
 	}
 	d.sendCtx, d.cancelSends = context.WithCancel(context.Background())
+	d.trims.seed = maphash.MakeSeed()
 }
 
 // realScheduler and realClock are the defaults when no lifecycle package
