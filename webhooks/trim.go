@@ -1,5 +1,5 @@
 // Trimming the journal: when a merchant's events and deliveries are
-// trimmed to what Config.MaxEvents keeps.
+// trimmed to what Config.MaxEvents and Config.MaxDeliveries keep.
 
 package webhooks
 
@@ -8,6 +8,8 @@ import (
 	"hash/maphash"
 	"sync"
 	"time"
+
+	"github.com/paymock/paymock"
 )
 
 // trimEvery is how many stores (an event, or a redelivery's round) of a
@@ -59,14 +61,16 @@ func (c *trimCounts) due(merchantID string) bool {
 	return due
 }
 
-// trim keeps the merchant's journal near Config.MaxEvents, now and then.
+// trim keeps the merchant's journal near Config.MaxEvents and
+// Config.MaxDeliveries, now and then.
 func (d *Dispatcher) trim(merchantID string) {
 	if !d.trims.due(merchantID) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := d.box.TrimEvents(ctx, merchantID, d.maxEvents); err != nil {
+	keep := paymock.KeepEvents{Events: d.maxEvents, Deliveries: d.maxDeliveries}
+	if err := d.box.TrimEvents(ctx, merchantID, keep); err != nil {
 		d.log.Warn("event journal not trimmed; the next trim will", "merchant", merchantID, "error", err)
 	}
 }
