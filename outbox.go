@@ -78,10 +78,21 @@ type Outbox interface {
 	Pending(ctx context.Context, merchantID string) (bool, error)
 	// ResetEvents forgets a merchant's events and deliveries.
 	ResetEvents(ctx context.Context, merchantID string) error
-	// TrimEvents forgets the merchant's events older than its newest
-	// keep, except those with a delivery still pending; keep must be
-	// positive.
-	TrimEvents(ctx context.Context, merchantID string, keep int) error
+	// TrimEvents forgets the merchant's events older than the newest it
+	// keeps, with their deliveries, except those with a delivery still
+	// pending (claimed or not). It keeps the newest events while they
+	// number at most keep.Events and hold at most keep.Deliveries
+	// deliveries between them, every round's; the newest event always.
+	TrimEvents(ctx context.Context, merchantID string, keep KeepEvents) error
+}
+
+// KeepEvents is what a trim of a merchant's event journal keeps at least
+// (Outbox.TrimEvents); both bounds must be positive. Events alone would
+// not bound the journal: each redelivery adds a round to an event, so
+// the deliveries it holds are bounded too.
+type KeepEvents struct {
+	Events     int
+	Deliveries int
 }
 
 // EventStore keeps a payment's transition and the event it makes in one

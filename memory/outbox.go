@@ -580,31 +580,41 @@ func (b *outboxBook) dropLocked(e *outEvent) {
 	}
 }
 
-// TrimEvents implements paymock.Outbox.
-func (o *Outbox) TrimEvents(_ context.Context, merchantID string, keep int) error {
-	if keep <= 0 {
-		return fmt.Errorf("trim events: keep %d must be positive", keep)
+// TrimEvents implements paymock.Outbox. It costs a walk over the events,
+// not their deliveries: each event knows its own.
+func (o *Outbox) TrimEvents(_ context.Context, merchantID string, keep paymock.KeepEvents) error {
+	if keep.Events <= 0 || keep.Deliveries <= 0 {
+		return fmt.Errorf("trim events: keep %d events and %d deliveries: both must be positive", keep.Events, keep.Deliveries)
 	}
 	b := o.book(merchantID, false)
 	if b == nil {
 		return nil
 	}
 	defer b.mu.Unlock()
-	if len(b.events) <= keep {
+	if len(b.events) <= keep.Events && len(b.dels) <= keep.Deliveries {
 		return nil
 	}
-	old := len(b.events) - keep
-	kept := b.events[:0]
+	// kept is how many of the newest events the bounds keep.
+	kept, held := 0, 0
+	for i := len(b.events) - 1; i >= 0; i-- {
+		held += len(b.events[i].dels)
+		if kept > 0 && (kept == keep.Events || held > keep.Deliveries) {
+			break
+		}
+		kept++
+	}
+	old := len(b.events) - kept
+	rest := b.events[:0]
 	for i, e := range b.events {
 		if i < old && !slices.ContainsFunc(e.dels, func(od *outDelivery) bool { return od.index >= 0 }) {
 			delete(b.byID, e.ev.ID)
 			b.dropLocked(e)
 			continue
 		}
-		kept = append(kept, e)
+		rest = append(rest, e)
 	}
-	clear(b.events[len(kept):])
-	b.events = kept
+	clear(b.events[len(rest):])
+	b.events = rest
 	return nil
 }
 

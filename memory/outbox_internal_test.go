@@ -46,7 +46,9 @@ func TestOutbox_OneMerchantsHeldBookLeavesOthersFree(t *testing.T) {
 			_, err := o.Claimed(ctx, "calm", at)
 			return err
 		},
-		"TrimEvents": func(ctx context.Context) error { return o.TrimEvents(ctx, "calm", 1) },
+		"TrimEvents": func(ctx context.Context) error {
+			return o.TrimEvents(ctx, "calm", paymock.KeepEvents{Events: 1, Deliveries: 1})
+		},
 	}
 	held := o.book("busy", false)
 	defer held.mu.Unlock()

@@ -587,22 +587,34 @@ func (s *Store) ResetEvents(ctx context.Context, merchantID string) error {
 }
 
 // TrimEvents implements paymock.Outbox: what is older than the newest
-// keep events goes, with its deliveries, unless one is still pending.
-func (s *Store) TrimEvents(ctx context.Context, merchantID string, keep int) error {
-	if keep <= 0 {
-		return fmt.Errorf("trim events: keep %d must be positive", keep)
+// events it keeps goes, with its deliveries, unless one is still pending.
+func (s *Store) TrimEvents(ctx context.Context, merchantID string, keep paymock.KeepEvents) error {
+	if keep.Events <= 0 || keep.Deliveries <= 0 {
+		return fmt.Errorf("trim events: keep %d events and %d deliveries: both must be positive", keep.Events, keep.Deliveries)
 	}
 	// The events are locked first, skipping one a redelivery holds: its
 	// new round is pending, though this statement could not see it yet.
 	_, err := s.pool.Exec(ctx, `DELETE FROM webhook_events
 		WHERE merchant_id = $1 AND id IN (SELECT e.id FROM webhook_events e
-			WHERE e.merchant_id = $1
-				AND e.seq < (SELECT seq FROM webhook_events WHERE merchant_id = $1 ORDER BY seq DESC OFFSET $2 - 1 LIMIT 1)
+			WHERE e.merchant_id = $1 AND e.seq < (`+oldestKept+`)
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
 					WHERE d.merchant_id = e.merchant_id AND d.event_id = e.id AND d.state = 'pending')
-			FOR UPDATE SKIP LOCKED)`, merchantID, keep)
+			FOR UPDATE SKIP LOCKED)`, merchantID, keep.Events, keep.Deliveries)
 	if err != nil {
 		return check("trimming the events of "+merchantID, err)
 	}
 	return nil
 }
+
+// oldestKept is the seq of the oldest event a trim keeps: of the
+// merchant's newest $2 events, newest first, those whose deliveries and
+// the newer ones' number at most $3, and the newest whatever its own. It
+// reads the newest $2 events and counts their deliveries on the index of
+// an event's deliveries, so a trim costs the journal's bound, not what
+// the merchant ever stored; NULL when the merchant has no event.
+const oldestKept = `SELECT min(seq) FROM (
+	SELECT n.seq, row_number() OVER newest AS place, sum(n.deliveries) OVER newest AS held
+	FROM (SELECT k.seq, (SELECT count(*) FROM webhook_deliveries d WHERE d.merchant_id = k.merchant_id AND d.event_id = k.id) AS deliveries
+		FROM webhook_events k WHERE k.merchant_id = $1 ORDER BY k.seq DESC LIMIT $2) n
+	WINDOW newest AS (ORDER BY n.seq DESC)) w
+	WHERE place = 1 OR held <= $3`

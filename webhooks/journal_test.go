@@ -198,7 +198,9 @@ func TestJournal_IsBoundedButKeepsPendingEvents(t *testing.T) {
 	clock := newFakeClock()
 	d := newDispatcher(t, clock, Config{MaxEvents: 3, Retry: []time.Duration{time.Hour}})
 	m := merchant("acme", rcv.endpoint())
-	for i := range trimEvery { // the journal is trimmed every trimEvery events
+	// The journal is trimmed at the merchant's first store and every
+	// trimEvery after it: at the first and the last of these.
+	for i := range trimEvery + 1 {
 		publish(t, d, m, event(t, "acme", fmt.Sprintf("evt_%d", i), fmt.Sprintf("pay_%d", i)))
 		idle(t, d, "acme")
 	}
@@ -208,7 +210,7 @@ func TestJournal_IsBoundedButKeepsPendingEvents(t *testing.T) {
 		ids = append(ids, r.ID)
 	}
 	// The newest fill the bound; evt_0 waits for its retry, so it stays.
-	if total != 4 || strings.Join(ids, ",") != "evt_99,evt_98,evt_97,evt_0" {
+	if total != 4 || strings.Join(ids, ",") != "evt_100,evt_99,evt_98,evt_0" {
 		t.Errorf("journal holds %d: %v", total, ids)
 	}
 	if _, ok, _ := d.Event(context.Background(), "acme", "evt_1"); ok {

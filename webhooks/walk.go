@@ -146,28 +146,6 @@ func (d *Dispatcher) countCreated(dels []paymock.Delivery) {
 	}
 }
 
-// trimEvery is how many events a Dispatcher stores between two trims of
-// the journal of the merchant whose event it is: a merchant publishing a
-// share p of them is trimmed every trimEvery/p of its own, so it keeps
-// about MaxEvents plus trimEvery events.
-const trimEvery = 100
-
-// trim keeps the merchant's journal near Config.MaxEvents, now and then.
-func (d *Dispatcher) trim(merchantID string) {
-	d.mu.Lock()
-	d.published++
-	due := d.published%trimEvery == 0
-	d.mu.Unlock()
-	if !due {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := d.box.TrimEvents(ctx, merchantID, d.maxEvents); err != nil {
-		d.log.Warn("event journal not trimmed; the next trim will", "merchant", merchantID, "error", err)
-	}
-}
-
 // lane is a merchant's sends under way in this process.
 type lane struct {
 	senders int // sender goroutines running

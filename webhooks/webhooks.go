@@ -130,8 +130,9 @@
 // the next process (or replica) that claims it. Nothing else changes: a
 // delivery due, waiting for a retry or waiting in line stays pending in
 // the outbox. The journal is kept near MaxEvents per merchant: every
-// trimEvery events the Dispatcher stores, it trims the journal of the
-// merchant whose event it is. The Observer counts per process.
+// trimEvery events or rounds a merchant stores through this Dispatcher
+// (and at its first), its journal is trimmed. The Observer counts per
+// process.
 //
 // # Observer
 //
@@ -147,6 +148,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -203,6 +205,11 @@ type Config struct {
 	// Past it the oldest events whose deliveries are all finished are
 	// forgotten; an event with a delivery still pending is always kept.
 	MaxEvents int
+	// MaxDeliveries bounds the deliveries, every round's, that the events
+	// of a merchant's journal hold between them; default
+	// DefaultMaxDeliveries. Past it the oldest events whose deliveries
+	// are all finished are forgotten, as past MaxEvents.
+	MaxDeliveries int
 	// MaxPendingForRedeliver refuses a redelivery while the merchant has
 	// this many deliveries pending or more; default
 	// DefaultMaxPendingForRedeliver.
@@ -275,6 +282,16 @@ var ErrClosed = errors.New("webhooks: dispatcher closed")
 // DefaultMaxEvents is how many events a merchant's journal keeps at least.
 const DefaultMaxEvents = 10000
 
+// DefaultMaxDeliveries is how many deliveries, every round's, the events
+// a merchant's journal keeps hold at most, besides those of events with
+// a delivery still pending (and what a merchant stores between two trims).
+// MaxEvents alone does not bound the journal: a redelivery adds a round to
+// an event kept whole, one delivery per endpoint, so 10,000 events of 100
+// rounds to 20 endpoints held 20 million deliveries (about 10 GB in
+// memory, a 410 KB event each). 50,000 are the first rounds of 10,000
+// events to 5 endpoints, and about 25 MB in memory.
+const DefaultMaxDeliveries = 50_000
+
 // DefaultMaxPendingForRedeliver is how many deliveries a merchant may have
 // pending before Redeliver refuses to add a round: each call adds one per
 // endpoint, so a merchant looping on it would otherwise grow the outbox
@@ -300,6 +317,8 @@ type Dispatcher struct {
 	timeout   time.Duration
 	lease     time.Duration
 	maxEvents int // per merchant journal
+	// maxDeliveries is Config.MaxDeliveries.
+	maxDeliveries int
 	// maxPending is Config.MaxPendingForRedeliver.
 	maxPending int
 	// transport is Config.Client's: an attempt is one request and
@@ -328,6 +347,8 @@ type Dispatcher struct {
 	parsedMu sync.Mutex
 	parsed   map[endpointKey]endpoint // see endpoint
 
+	trims trimCounts // when each merchant's journal is trimmed next
+
 	mu    sync.Mutex
 	lanes map[string]*lane // merchants with sends under way or wanted
 	// timers are the instants at which a send of a merchant's due
@@ -338,14 +359,13 @@ type Dispatcher struct {
 	running   int         // senders running, all merchants
 	sending   int         // send slots held, all merchants (see acquire)
 	slotWaits []*slotWait // sends waiting for a slot, in order
-	published int         // events stored, for trimming
 	started   bool
 	closed    bool
 }
 
 // New checks cfg and returns a Dispatcher. Default endpoints must have an
 // absolute http(s) URL and a "whsec_" + base64 secret; Retry delays must
-// be positive; Timeout, Senders, MerchantSenders, MaxEvents and
+// be positive; Timeout, Senders, MerchantSenders, MaxEvents, MaxDeliveries and
 // MaxPendingForRedeliver must not be negative (zero means the default).
 func New(cfg Config) (*Dispatcher, error) {
 	d := &Dispatcher{
@@ -371,6 +391,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		stop:        make(chan struct{}),
 		sweepDone:   make(chan struct{}),
 	}
+	d.maxDeliveries = cfg.MaxDeliveries
 	if d.box == nil {
 		return nil, errors.New("webhooks: an Outbox is required")
 	}
@@ -393,6 +414,8 @@ func New(cfg Config) (*Dispatcher, error) {
 		return nil, errors.New("webhooks: Senders and MerchantSenders must not be negative")
 	case cfg.MaxEvents < 0:
 		return nil, errors.New("webhooks: MaxEvents must not be negative")
+	case cfg.MaxDeliveries < 0:
+		return nil, errors.New("webhooks: MaxDeliveries must not be negative")
 	case cfg.MaxPendingForRedeliver < 0:
 		return nil, errors.New("webhooks: MaxPendingForRedeliver must not be negative")
 	}
@@ -404,6 +427,9 @@ func New(cfg Config) (*Dispatcher, error) {
 func (d *Dispatcher) defaultsFill(client *http.Client) {
 	if d.maxEvents == 0 {
 		d.maxEvents = DefaultMaxEvents
+	}
+	if d.maxDeliveries == 0 {
+		d.maxDeliveries = DefaultMaxDeliveries
 	}
 	if d.maxPending == 0 {
 		d.maxPending = DefaultMaxPendingForRedeliver
@@ -451,6 +477,7 @@ func (d *Dispatcher) defaultsFill(client *http.Client) {
 		d.ids = paymock.NewMerchantIDs(nil, nil, nil)
 	}
 	d.sendCtx, d.cancelSends = context.WithCancel(context.Background())
+	d.trims.seed = maphash.MakeSeed()
 }
 
 // realScheduler and realClock are the defaults when no lifecycle package

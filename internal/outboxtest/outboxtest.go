@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) paymock.Outbox) {
 		{"ClaimedAndPendingTellWhatIsUnderWay", claimedAndPending},
 		{"ResetForgetsAMerchantAndNothingElse", resetForgets},
 		{"TrimKeepsTheNewestAndThoseStillPending", trimKeeps},
+		{"TrimKeepsTheNewestEventsThatHoldTheDeliveriesBound", trimKeepsDeliveries},
 		{"EndpointDeliveriesAreNewestFirst", endpointDeliveries},
 		{"FaultsSurviveTheOutbox", faultsSurvive},
 		{"BadArgumentsAreRefused", badArguments},
@@ -501,7 +502,7 @@ func trimKeeps(t *testing.T, o paymock.Outbox) {
 		add(t, o, out)
 		add(t, o, Event("globex", i, fmt.Sprintf("pay_%d", i)))
 	}
-	if err := o.TrimEvents(ctx, "acme", 2); err != nil {
+	if err := o.TrimEvents(ctx, "acme", paymock.KeepEvents{Events: 2, Deliveries: 100}); err != nil {
 		t.Fatal(err)
 	}
 	recs, total, err := o.Events(ctx, "acme", 0, 0)
@@ -577,8 +578,11 @@ func badArguments(t *testing.T, o paymock.Outbox) {
 	if _, err := o.Claim(ctx, paymock.Claim{Now: wall, Until: t0, Lease: lease, Limit: 1}); err == nil {
 		t.Error("a claim without a merchant was taken")
 	}
-	if err := o.TrimEvents(ctx, "acme", 0); err == nil {
-		t.Error("a trim keeping nothing was taken")
+	if err := o.TrimEvents(ctx, "acme", paymock.KeepEvents{Events: 0, Deliveries: 100}); err == nil {
+		t.Error("a trim keeping no event was taken")
+	}
+	if err := o.TrimEvents(ctx, "acme", paymock.KeepEvents{Events: 100, Deliveries: 0}); err == nil {
+		t.Error("a trim keeping no delivery was taken")
 	}
 	if _, err := o.DueDeliveries(ctx, "acme", t0, 0); err == nil {
 		t.Error("a listing without a limit was taken")
