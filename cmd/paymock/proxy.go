@@ -154,7 +154,7 @@ func replayCommand(ctx context.Context, o *verifyOptions, stdout io.Writer) erro
 	} else if !fi.IsDir() {
 		return usageErrorf("verify: --replay %s: not a folder: want the folder of paymock proxy --record", o.replay)
 	}
-	rep, n, err := proxy.Replay(ctx, o.replay)
+	rep, n, recorded, err := proxy.Replay(ctx, o.replay, o.replayKey)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -171,7 +171,11 @@ func replayCommand(ctx context.Context, o *verifyOptions, stdout io.Writer) erro
 		out, err = mockserver.JUnit(rep)
 	default:
 		var b strings.Builder
-		fmt.Fprintf(&b, "replayed %d recorded %s from %s\n", n, plural(n, "exchange", "exchanges"), o.replay)
+		if o.replayKey != "" {
+			fmt.Fprintf(&b, "replayed %d of %d recorded %s from %s, those of the --api-key given\n", n, recorded, plural(recorded, "exchange", "exchanges"), o.replay)
+		} else {
+			fmt.Fprintf(&b, "replayed %d recorded %s from %s, of every key and of none (--api-key KEY gives the report the proxy gave that key)\n", n, plural(n, "exchange", "exchanges"), o.replay)
+		}
 		printReport(&b, &rep)
 		out = []byte(b.String())
 	}

@@ -113,6 +113,7 @@ func TestVerify_UsageErrorsExit2(t *testing.T) {
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "k", "--listen", ":0", "--webhook-secret", "nope"}, "invalid --webhook-secret: want a whsec_ secret"},
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "k", "--max-creates", "0"}, "invalid --max-creates"},
 		{[]string{"verify", "--replay", "d", "--base-url", "http://x"}, "--base-url has no use with --replay"},
+		{[]string{"verify", "--replay", "d", "--api-key", "bad key!"}, "invalid --api-key: not a valid bearer token"},
 		{[]string{"verify", "--replay", filepath.Join(tmp, "missing")}, "--replay: stat " + filepath.Join(tmp, "missing") + ": no such file or directory"},
 		{[]string{"verify", "--replay", file}, "--replay " + file + ": not a folder"},
 		{[]string{"verify", "--replay", unreadable}, "00000001-x.exchange.json: is a directory"},
@@ -180,6 +181,11 @@ func TestProxy_TheGateFailsOnUpstreamViolationsAndTheReplayAgrees(t *testing.T) 
 			t.Fatalf("list through the proxy: %d", st)
 		}
 	}
+	// A call without a key is filed under no key by the proxy: its
+	// report of the key leaves it out, and so must the replay of the key.
+	if st := apiCall(t, px.addr, "", "GET", "/api/v1/payments", ""); st != 200 {
+		t.Fatalf("keyless list through the proxy: %d", st)
+	}
 	junit := filepath.Join(t.TempDir(), "contract.xml")
 	out, errOut, code = runCLI(context.Background(), []string{"report", "--url", "http://" + px.addr, "--api-key", key, "--fail-on-violations", "--junit", junit}, nil)
 	if code != 1 || !strings.Contains(out, "listPayments [upstream] has_more parameter_unknown") || !strings.Contains(errOut, "--fail-on-violations: 2 of 2 calls violated the contract") {
@@ -199,13 +205,19 @@ func TestProxy_TheGateFailsOnUpstreamViolationsAndTheReplayAgrees(t *testing.T) 
 	var want mockserver.Report
 	json.NewDecoder(resp.Body).Decode(&want)
 	resp.Body.Close()
-	js, errOut, code := runCLI(context.Background(), []string{"verify", "--replay", dir, "--format", "json"}, nil)
+	js, errOut, code := runCLI(context.Background(), []string{"verify", "--replay", dir, "--api-key", key, "--format", "json"}, nil)
 	var got mockserver.Report
 	if err := json.Unmarshal([]byte(js), &got); err != nil || code != 1 || !reflect.DeepEqual(got, want) {
 		t.Errorf("replay: exit %d (%v), %s\nwant %+v\ngot  %+v", code, err, errOut, want, got)
 	}
-	text, _, _ := runCLI(context.Background(), []string{"verify", "--replay", dir}, nil)
-	if !strings.HasPrefix(text, "replayed 2 recorded exchanges from "+dir) || !strings.Contains(text, "[upstream] has_more") {
+	text, _, _ := runCLI(context.Background(), []string{"verify", "--replay", dir, "--api-key", key}, nil)
+	if !strings.HasPrefix(text, "replayed 2 of 3 recorded exchanges from "+dir+", those of the --api-key given") ||
+		!strings.Contains(text, "2 of 2 calls violated") || !strings.Contains(text, "[upstream] has_more") {
 		t.Errorf("replay text:\n%s", text)
+	}
+	// Without --api-key every exchange is replayed, the keyless one too.
+	text, _, _ = runCLI(context.Background(), []string{"verify", "--replay", dir}, nil)
+	if !strings.HasPrefix(text, "replayed 3 recorded exchanges from "+dir+", of every key and of none") {
+		t.Errorf("replay text of every key:\n%s", text)
 	}
 }
