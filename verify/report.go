@@ -119,7 +119,11 @@ func (r *Report) compare(pm, dep *observations) {
 // WriteText writes the report for a person.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintln(&b, r.Notice)
+	// The command leaves the notice out of a report on the terminal
+	// that showed it on stderr before the run.
+	if r.Notice != "" {
+		fmt.Fprintln(&b, r.Notice)
+	}
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(&b, "problems (the report below is partial):")
 		for _, p := range r.Problems {

@@ -245,7 +245,14 @@ func verifyCommand(ctx context.Context, args []string, getenv func(string) strin
 	case "junit":
 		err = rep.WriteJUnit(&buf)
 	default:
-		err = rep.WriteText(&buf)
+		// The notice went to stderr before the run; a text report on
+		// stdout would repeat it on the same terminal. One written to
+		// --out is read on its own, and keeps it.
+		text := *rep
+		if o.out == "" {
+			text.Notice = ""
+		}
+		err = text.WriteText(&buf)
 	}
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)

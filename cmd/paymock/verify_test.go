@@ -32,6 +32,20 @@ func TestVerify_APaymockPassesInEveryFormat(t *testing.T) {
 	if !strings.HasPrefix(errOut, "paymock verify vfy_") || !strings.Contains(errOut, "creates at most 10 payments") {
 		t.Errorf("stderr does not say first what the run creates: %q", errOut)
 	}
+	// Said first on stderr, the notice is not said again by a text
+	// report on stdout: a terminal shows both.
+	if n := strings.Count(out+errOut, "creates at most 10 payments"); n != 1 {
+		t.Errorf("the notice is printed %d times, want once:\n%s\n%s", n, errOut, out)
+	}
+	// A text report written to a file is read without stderr: it keeps
+	// the notice.
+	textFile := filepath.Join(t.TempDir(), "verify.txt")
+	if _, _, code := runCLI(context.Background(), []string{"verify", "--base-url", base, "--api-key", "sk_test_verify", "--out", textFile}, nil); code != 0 {
+		t.Errorf("--out: exit %d", code)
+	}
+	if data, err := os.ReadFile(textFile); err != nil || !strings.HasPrefix(string(data), "paymock verify vfy_") {
+		t.Errorf("the text report in a file lacks the notice: %v\n%s", err, data)
+	}
 	for _, want := range []string{"contract violations: 0", "drift: 0", "closest paymock: --variants default", "webhooks: skipped: no --listen"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
