@@ -6,6 +6,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"io"
@@ -292,7 +293,7 @@ func TestRedact_TheIdempotencyKeyIsKeptForItIsNoCredential(t *testing.T) {
 
 func TestReplay_AFolderWithoutRecordsIsAClearError(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, _, err := Replay(t.Context(), dir, ""); err == nil || !strings.Contains(err.Error(), "holds no recorded exchange") {
+	if _, _, _, err := Replay(t.Context(), dir, ""); !errors.Is(err, ErrNoRecording) || !strings.Contains(err.Error(), "holds no recorded exchange") {
 		t.Errorf("empty folder: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "1"+recordExt), []byte("{"), 0o600)

@@ -6,6 +6,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -191,7 +192,7 @@ func Replay(ctx context.Context, dir, apiKey string) (rep mockserver.Report, che
 		if _, err := os.Stat(dir); err != nil {
 			return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %w", err)
 		}
-		return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %s holds no recorded exchange (*%s): record some with paymock proxy --record %s", dir, recordExt, dir)
+		return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %s holds %w (*%s): record some with paymock proxy --record %s", dir, ErrNoRecording, recordExt, dir)
 	}
 	want := ""
 	if apiKey != "" {
@@ -241,3 +242,8 @@ func Replay(ctx context.Context, dir, apiKey string) (rep mockserver.Report, che
 	}
 	return j.Report("replay"), checked, len(files), nil
 }
+
+// ErrNoRecording is a replay folder that holds no recorded exchange: the
+// command line named the wrong folder, which is not a recording that
+// broke the contract.
+var ErrNoRecording = errors.New("no recorded exchange")

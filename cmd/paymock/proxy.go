@@ -147,7 +147,8 @@ func proxyCommand(ctx context.Context, args []string, getenv func(string) string
 // checked offline, reported as the proxy reported them.
 func replayCommand(ctx context.Context, o *verifyOptions, stdout io.Writer) error {
 	// The folder is the command line's: one that is missing, is no
-	// folder, or holds a file this user may not read is a usage error
+	// folder, holds no recording, or holds a file this user may not read
+	// is a usage error
 	// (exit 2), not the 1 of a recording that broke the contract.
 	if fi, err := os.Stat(o.replay); err != nil {
 		return &usageError{err: fmt.Errorf("verify: --replay: %w", err)}
@@ -157,7 +158,7 @@ func replayCommand(ctx context.Context, o *verifyOptions, stdout io.Writer) erro
 	rep, n, recorded, err := proxy.Replay(ctx, o.replay, o.replayKey)
 	if err != nil {
 		var pe *fs.PathError
-		if errors.As(err, &pe) {
+		if errors.As(err, &pe) || errors.Is(err, proxy.ErrNoRecording) {
 			return &usageError{err: fmt.Errorf("verify: %w", err)}
 		}
 		return fmt.Errorf("verify: %w", err)

@@ -55,8 +55,8 @@ deployment's), then the --variants that bring paymock closest. Exit status:
   1  a violation, drift, or a deployment that could not be checked
      (unreachable, a refused key, a TLS error, an answer that is not JSON,
      no answer in time): the report is then partial
-  2  a usage error, a --replay folder that cannot be read, or an --out
-     file that cannot be written
+  2  a usage error, a --replay folder that is missing, cannot be read or
+     holds no recording, or an --out file that cannot be written
 
 Flags:
   --base-url URL          the deployment's base address (env %s)

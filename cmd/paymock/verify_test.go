@@ -109,10 +109,12 @@ func TestVerify_FindingsExit1AndProblemsNameTheHost(t *testing.T) {
 }
 
 func TestVerify_UsageErrorsExit2(t *testing.T) {
-	// A --replay folder that cannot be read is the command line's to fix,
-	// not a recording that broke the contract (1).
+	// A --replay folder that cannot be read, or holds no recording, is
+	// the command line's to fix, not a recording that broke the contract
+	// (1).
 	tmp := t.TempDir()
 	file := writeFile(t, "a.exchange.json", "{}")
+	empty := t.TempDir()
 	unreadable := filepath.Join(tmp, "unreadable")
 	if err := os.MkdirAll(filepath.Join(unreadable, "00000001-x.exchange.json"), 0o755); err != nil {
 		t.Fatal(err)
@@ -131,6 +133,7 @@ func TestVerify_UsageErrorsExit2(t *testing.T) {
 		{[]string{"verify", "--replay", filepath.Join(tmp, "missing")}, "--replay: stat " + filepath.Join(tmp, "missing") + ": no such file or directory"},
 		{[]string{"verify", "--replay", file}, "--replay " + file + ": not a folder"},
 		{[]string{"verify", "--replay", unreadable}, "00000001-x.exchange.json: is a directory"},
+		{[]string{"verify", "--replay", empty}, "holds no recorded exchange"},
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "bad key!"}, "invalid --api-key: not a valid bearer token"},
 		{[]string{"proxy"}, "--upstream (or PAYMOCK_PROXY_UPSTREAM) is required"},
 		{[]string{"proxy", "--upstream", "ftp://x"}, "want an absolute http(s) URL"},
