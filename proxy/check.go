@@ -100,6 +100,11 @@ func checkRequest(ctx context.Context, doc *contract.Document, rt *contract.Rout
 	switch {
 	case err == nil:
 		return nil
+	case err == contract.ErrUnauthenticated && len(x.Request.Header.Values("Authorization")) > 0:
+		// A header was sent, but no well-formed bearer key in it (a
+		// recording keeps it redacted, yet present): the key is
+		// malformed, as paymock answers it, not missing.
+		return []Violation{{Side: SideClient, Code: "api_key_malformed", Message: "the Authorization header holds no well-formed key: send it as Authorization: Bearer <API_KEY>"}}
 	case err == contract.ErrUnauthenticated:
 		return []Violation{{Side: SideClient, Code: "api_key_missing", Message: "the operation needs an API key: send it as Authorization: Bearer <API_KEY>"}}
 	}

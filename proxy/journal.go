@@ -6,6 +6,7 @@ package proxy
 import (
 	"sync"
 
+	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/mockserver"
 )
@@ -89,7 +90,17 @@ func (j *Journal) Record(caller string, e Entry) {
 		oc.ViolatingCalls++
 	}
 	for _, v := range e.Violations {
-		oc.Violations[mockserver.ReportViolation{Side: v.Side, Param: v.Param, Code: v.Code, Message: v.Message}]++
+		k := mockserver.ReportViolation{Side: v.Side, Param: v.Param, Code: v.Code, Message: v.Message}
+		// A violation names what was sent (an unknown field's name): a
+		// client, or an upstream, that makes up new ones would grow the
+		// map for good. The first MaxDistinctViolations of an operation
+		// are told apart, the rest counted together, as paymock's own
+		// journal does.
+		if _, ok := oc.Violations[k]; !ok && len(oc.Violations) >= paymock.MaxDistinctViolations {
+			oc.Unlisted++
+			continue
+		}
+		oc.Violations[k]++
 	}
 }
 

@@ -6,6 +6,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"io"
@@ -196,29 +197,34 @@ func TestProxy_RecordThenReplayGivesTheSameFindingsWithCredentialsRedacted(t *te
 	dir := t.TempDir()
 	_, base := startProxy(t, Config{Upstream: up.URL, RecordDir: dir})
 	session(t, base, driftedtest.Key)
-	send(t, "GET", base+"/api/v1/payments", "", "") // no key: the client's violation, the upstream's 401
+	send(t, "GET", base+"/api/v1/payments", "", "")                // no key: the client's violation, the upstream's 401
+	send(t, "GET", base+"/api/v1/payments", "sk_other_caller", "") // another key: its own report
+	send(t, "GET", base+"/api/v1/payments", "not a key!", "")      // a malformed key: filed under no key
 	live := report(t, base, driftedtest.Key)
 
-	replayed, n, err := Replay(t.Context(), dir)
+	// Given the key, the replay is the proxy's report of that key: the
+	// keyless, malformed and other callers' exchanges are not in it.
+	replayed, checked, recorded, err := Replay(t.Context(), dir, driftedtest.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 5 {
-		t.Errorf("%d exchanges recorded, want 5", n)
+	if checked != live.Calls || recorded != live.Calls+3 {
+		t.Errorf("%d of %d exchanges replayed, want %d of %d", checked, recorded, live.Calls, live.Calls+3)
 	}
-	// The replay is one caller; the keyless call is in it too.
-	noKey := sides(replayed)["client"] - sides(live)["client"]
-	if noKey != 1 || replayed.Calls != live.Calls+1 {
-		t.Errorf("replay: %d calls and %d more client violations; want %d and 1", replayed.Calls, noKey, live.Calls+1)
+	replayAgrees(t, dir, driftedtest.Key, live)
+	// Without a key, every exchange recorded is in it.
+	all, _, _, err := Replay(t.Context(), dir, "")
+	if err != nil || all.Calls != live.Calls+3 {
+		t.Errorf("replay of every caller: %d calls (%v), want %d", all.Calls, err, live.Calls+3)
 	}
-	// Without the keyless call, the findings are the proxy's.
+	if replayed.Calls != live.Calls {
+		t.Errorf("replay of the key: %d calls, want %d", replayed.Calls, live.Calls)
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"+recordExt))
-	os.Remove(files[len(files)-1])
-	replayAgrees(t, dir, live)
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
-		if bytes.Contains(data, []byte(driftedtest.Key)) {
-			t.Errorf("%s holds the API key", f)
+		if bytes.Contains(data, []byte(driftedtest.Key)) || bytes.Contains(data, []byte("sk_other_caller")) {
+			t.Errorf("%s holds an API key", f)
 		}
 	}
 }
@@ -234,13 +240,14 @@ func TestProxy_ReplayOfAnEscapedSlashInAnIDMatchesTheOperationTheProxyMatched(t 
 	if retrieve := calls(live, "retrievePayment"); retrieve != 1 {
 		t.Fatalf("the proxy counts %d retrievePayment calls, want 1", retrieve)
 	}
-	replayAgrees(t, dir, live)
+	replayAgrees(t, dir, s.APIKey, live)
 }
 
-// replayAgrees checks that the replay of dir gives the proxy's report.
-func replayAgrees(t *testing.T, dir string, live mockserver.Report) {
+// replayAgrees checks that the replay of dir for key gives the proxy's
+// report of that key.
+func replayAgrees(t *testing.T, dir, key string, live mockserver.Report) {
 	t.Helper()
-	replayed, _, err := Replay(t.Context(), dir)
+	replayed, _, _, err := Replay(t.Context(), dir, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,11 +293,11 @@ func TestRedact_TheIdempotencyKeyIsKeptForItIsNoCredential(t *testing.T) {
 
 func TestReplay_AFolderWithoutRecordsIsAClearError(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := Replay(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "holds no recorded exchange") {
+	if _, _, _, err := Replay(t.Context(), dir, ""); !errors.Is(err, ErrNoRecording) || !strings.Contains(err.Error(), "holds no recorded exchange") {
 		t.Errorf("empty folder: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "1"+recordExt), []byte("{"), 0o600)
-	if _, _, err := Replay(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "not a recorded exchange") {
+	if _, _, _, err := Replay(t.Context(), dir, ""); err == nil || !strings.Contains(err.Error(), "not a recorded exchange") {
 		t.Errorf("broken file: %v", err)
 	}
 }

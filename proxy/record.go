@@ -6,6 +6,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -34,7 +35,12 @@ type Record struct {
 	Query   string `json:"query"`
 	// Authenticated says the request carried a well-formed bearer key;
 	// the key itself is redacted.
-	Authenticated  bool        `json:"authenticated"`
+	Authenticated bool `json:"authenticated"`
+	// Caller is the SHA-256 digest of that key, as the proxy's journal
+	// names its caller ("" without one), so that a replay given the key
+	// reports that key's exchanges alone, as the proxy's report did. The
+	// key is never written. Recordings made before it was kept have none.
+	Caller         string      `json:"caller,omitempty"`
 	RequestHeader  http.Header `json:"request_header"`
 	RequestBody    string      `json:"request_body"`
 	Status         int         `json:"status"`
@@ -67,7 +73,7 @@ func newRecorder(dir string) (*recorder, error) {
 
 func (rc *recorder) write(x Exchange, e Entry) error {
 	rec := Record{ID: e.ID, At: e.At, Method: x.Request.Method, Path: x.Request.URL.Path, RawPath: x.Request.URL.RawPath, Query: x.Request.URL.RawQuery,
-		Authenticated: x.Authenticated, RequestHeader: redactHeader(x.Request.Header), RequestBody: string(redactBody(x.Body)),
+		Authenticated: x.Authenticated, Caller: caller(x.Request.Header), RequestHeader: redactHeader(x.Request.Header), RequestBody: string(redactBody(x.Body)),
 		Status: x.Status, ResponseHeader: redactHeader(x.Header), ResponseBody: string(redactBody(x.Answer))}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -171,42 +177,55 @@ func redactBody(body []byte) []byte {
 }
 
 // Replay checks the exchanges recorded in dir, in their order, as the
-// proxy checked them, and returns the report the proxy gave.
-func Replay(ctx context.Context, dir string) (mockserver.Report, int, error) {
+// proxy checked them. Given an API key, it returns the report the proxy
+// gave for that key, of that key's exchanges alone; without one, the
+// report of every exchange recorded, those of every key and of none
+// together (the proxy itself gives no report of those without a key).
+// checked is how many exchanges the report covers, recorded how many the
+// folder holds.
+func Replay(ctx context.Context, dir, apiKey string) (rep mockserver.Report, checked, recorded int, err error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*"+recordExt))
 	if err != nil {
-		return mockserver.Report{}, 0, fmt.Errorf("replay: %w", err)
+		return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %w", err)
 	}
 	if len(files) == 0 {
 		if _, err := os.Stat(dir); err != nil {
-			return mockserver.Report{}, 0, fmt.Errorf("replay: %w", err)
+			return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %w", err)
 		}
-		return mockserver.Report{}, 0, fmt.Errorf("replay: %s holds no recorded exchange (*%s): record some with paymock proxy --record %s", dir, recordExt, dir)
+		return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %s holds %w (*%s): record some with paymock proxy --record %s", dir, ErrNoRecording, recordExt, dir)
+	}
+	want := ""
+	if apiKey != "" {
+		want = caller(http.Header{"Authorization": {"Bearer " + apiKey}})
 	}
 	slices.Sort(files)
 	docs, err := contract.Embedded()
 	if err != nil {
-		return mockserver.Report{}, 0, fmt.Errorf("replay: %w", err)
+		return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %w", err)
 	}
 	j := NewJournal(docs.Service, len(files))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return mockserver.Report{}, 0, fmt.Errorf("replay: %w", err)
+			return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %w", err)
 		}
 		var rec Record
 		if err := json.Unmarshal(data, &rec); err != nil {
-			return mockserver.Report{}, 0, fmt.Errorf("replay: %s: not a recorded exchange: %w", filepath.Base(f), err)
+			return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %s: not a recorded exchange: %w", filepath.Base(f), err)
 		}
 		if rec.Method == "" || !strings.HasPrefix(rec.Path, "/") {
-			return mockserver.Report{}, 0, fmt.Errorf("replay: %s: not a recorded exchange: no method or path", filepath.Base(f))
+			return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %s: not a recorded exchange: no method or path", filepath.Base(f))
 		}
+		if apiKey != "" && rec.Caller != want {
+			continue
+		}
+		checked++
 		// A RawPath that is no escaping of Path (a file edited by hand)
 		// is dropped by EscapedPath, which falls back to Path.
 		u := &url.URL{Path: rec.Path, RawPath: rec.RawPath, RawQuery: rec.Query}
 		req, err := http.NewRequestWithContext(ctx, rec.Method, u.RequestURI(), nil)
 		if err != nil {
-			return mockserver.Report{}, 0, fmt.Errorf("replay: %s: %w", filepath.Base(f), err)
+			return mockserver.Report{}, 0, 0, fmt.Errorf("replay: %s: %w", filepath.Base(f), err)
 		}
 		req.Header = rec.RequestHeader
 		if req.Header == nil {
@@ -221,5 +240,10 @@ func Replay(ctx context.Context, dir string) (mockserver.Report, int, error) {
 		op, vs := Check(ctx, docs.Service, x)
 		j.Record("replay", Entry{ID: rec.ID, At: rec.At, Method: rec.Method, Path: rec.Path, Query: rec.Query, Operation: op, Status: rec.Status, Violations: vs})
 	}
-	return j.Report("replay"), len(files), nil
+	return j.Report("replay"), checked, len(files), nil
 }
+
+// ErrNoRecording is a replay folder that holds no recorded exchange: the
+// command line named the wrong folder, which is not a recording that
+// broke the contract.
+var ErrNoRecording = errors.New("no recorded exchange")

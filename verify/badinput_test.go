@@ -74,6 +74,13 @@ func TestRun_BadDeploymentsStopWithAMessageNamingTheHostNeverTheKey(t *testing.T
 			if rep.Settings.Variants != "" || !strings.Contains(out, "\nclosest paymock: not known: the run compared none of the points a setting changes (amount.form, status.success_name, payment_link.checkout, payment_link.retrieve, webhook.payload)\n") {
 				t.Errorf("closest setting %q after a run that compared nothing:\n%s", rep.Settings.Variants, out)
 			}
+			// The answer that stopped the run is its problem, not the
+			// service's choice: a refused key is no drift of status.list
+			// (an expired secret would read as a changed service), an HTML
+			// page no drift of the headers.
+			if len(rep.Drift) != 0 || len(rep.Settings.Unmatched) != 0 {
+				t.Errorf("drift %+v, unmatched %q from the answer that stopped the run:\n%s", rep.Drift, rep.Settings.Unmatched, out)
+			}
 			if strings.Contains(out, key) || strings.Contains(js.String(), key) {
 				t.Errorf("the report shows the key:\n%s", out)
 			}

@@ -203,10 +203,22 @@ func ignoredHeaders() []string {
 
 // headerNames is every header name of the answers to the suite's
 // successful calls, without the ignored ones.
+// compared is the exchange of a check whose answer is compared with
+// paymock's; nil when the check got none, or when its answer was the
+// problem that stopped the run (an expired key must not read as the
+// service having changed its list's status).
+func (o *observations) compared(check string) *Exchange {
+	x := o.exchanges[check]
+	if x == nil || x.problem {
+		return nil
+	}
+	return x
+}
+
 func (o *observations) headerNames() []string {
 	var hs []http.Header
 	for _, c := range []string{checkCreate, checkRetrieve, checkList} {
-		if x := o.exchanges[c]; x != nil && x.Status >= 200 && x.Status < 300 {
+		if x := o.compared(c); x != nil && x.Status >= 200 && x.Status < 300 {
 			hs = append(hs, x.header)
 		}
 	}
@@ -239,7 +251,7 @@ func namesOf(hs []http.Header) []string {
 }
 
 func (o *observations) status(check string) string {
-	x := o.exchanges[check]
+	x := o.compared(check)
 	if x == nil || x.Status == 0 {
 		return ""
 	}
@@ -249,7 +261,7 @@ func (o *observations) status(check string) string {
 // errorCode is "type/code" of an error answer in paymock's shape, or what
 // the body holds instead.
 func (o *observations) errorCode(check string) string {
-	x := o.exchanges[check]
+	x := o.compared(check)
 	if x == nil || x.Status == 0 {
 		return ""
 	}
@@ -266,7 +278,7 @@ func (o *observations) errorCode(check string) string {
 }
 
 func (o *observations) shape(check string) string {
-	x := o.exchanges[check]
+	x := o.compared(check)
 	if x == nil || x.Status == 0 {
 		return ""
 	}
@@ -551,7 +563,7 @@ func pathTemplate(raw, id string) string {
 }
 
 func (o *observations) wwwAuthenticate(check string) string {
-	x := o.exchanges[check]
+	x := o.compared(check)
 	if x == nil || x.Status == 0 {
 		return ""
 	}

@@ -8,9 +8,12 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/paymock/paymock/contract"
 )
 
 // Drift is an open point where the deployment answered otherwise than
@@ -119,7 +122,11 @@ func (r *Report) compare(pm, dep *observations) {
 // WriteText writes the report for a person.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintln(&b, r.Notice)
+	// The command leaves the notice out of a report on the terminal
+	// that showed it on stderr before the run.
+	if r.Notice != "" {
+		fmt.Fprintln(&b, r.Notice)
+	}
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(&b, "problems (the report below is partial):")
 		for _, p := range r.Problems {
@@ -258,6 +265,7 @@ type junitCase struct {
 	ClassName string         `xml:"classname,attr"`
 	Failures  []junitFailure `xml:"failure"`
 	Skipped   *junitSkipped  `xml:"skipped"`
+	SystemOut string         `xml:"system-out,omitempty"`
 }
 
 type junitSkipped struct {
@@ -278,7 +286,11 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			Failures: []junitFailure{{Message: "a check got no usable answer", Type: "problem", Text: p}}})
 	}
 	for _, x := range r.Checks {
-		tc := junitCase{Name: x.Check + " " + x.Method + " " + x.Path, ClassName: "paymock.verify.contract"}
+		// Named by check and operation, never by the payment the run
+		// made: a nightly job's history would see new tests every night.
+		// The request itself is the case's output.
+		tc := junitCase{Name: x.Check + " " + operationOf(x.Method, x.Path), ClassName: "paymock.verify.contract",
+			SystemOut: x.Method + " " + x.Path}
 		if x.Error != "" {
 			tc.Failures = append(tc.Failures, junitFailure{Message: "no answer", Type: "problem", Text: x.Error})
 		}
@@ -388,4 +400,27 @@ func starIndices(param string) string {
 		}
 	}
 	return strings.Join(segs, ".")
+}
+
+// operationOf names the operation of openapi.yaml a request path is of,
+// as "GET /api/v1/payments/{id}"; a path of none is kept as sent.
+func operationOf(method, path string) string {
+	docs, err := contract.Embedded()
+	if err != nil {
+		return method + " " + path
+	}
+	r, err := http.NewRequest(method, path, nil)
+	if err != nil {
+		return method + " " + path
+	}
+	rt, err := docs.Service.Match(r)
+	if err != nil {
+		return method + " " + path
+	}
+	for _, op := range docs.Service.Operations() {
+		if op.ID == rt.OperationID() {
+			return op.Method + " " + op.Path
+		}
+	}
+	return method + " " + path
 }

@@ -1,9 +1,11 @@
-// Tests of the text report: what a person reads of a deployment that gets
-// one field wrong in every payment.
+// Tests of the reports: what a person reads of a deployment that gets
+// one field wrong in every payment, and the JUnit cases CI history keys on.
 
 package verify
 
 import (
+	"bytes"
+	"encoding/xml"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -86,5 +88,35 @@ func TestWriteText_ALongAnswerOfTheDriftTableWrapsAtItsListItems(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^  amount\.form +number +string$`).MatchString(out) {
 		t.Errorf("a short row is not one line:\n%s", out)
+	}
+}
+
+func TestWriteJUnit_CasesAreNamedByCheckAndOperationNeverByThePaymentMade(t *testing.T) {
+	// A nightly job's history keys on test names: one that held the
+	// payment made that night would be a new test every night.
+	for _, tc := range []struct {
+		check, method, path string
+		want                string
+	}{
+		{checkRetrieve, "GET", "/api/v1/payments/pay_dENfirstNight0000000", "retrieve GET /api/v1/payments/{id}"},
+		{checkCreate, "POST", "/api/v1/payments", "create.checkout POST /api/v1/payments"},
+		{checkPerPage101, "GET", "/api/v1/payments?per_page=101", "per_page_101 GET /api/v1/payments"},
+		{"odd", "GET", "/not/an/operation", "odd GET /not/an/operation"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			rep := &Report{Checks: []*Exchange{{Check: tc.check, Method: tc.method, Path: tc.path, Status: 200}}}
+			var b bytes.Buffer
+			if err := rep.WriteJUnit(&b); err != nil {
+				t.Fatal(err)
+			}
+			var doc junitSuites
+			if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			c := doc.Suites[0].Cases[0]
+			if c.Name != tc.want || c.SystemOut != tc.method+" "+tc.path {
+				t.Errorf("case %q, system-out %q; want %q and the request %q", c.Name, c.SystemOut, tc.want, tc.method+" "+tc.path)
+			}
+		})
 	}
 }

@@ -80,6 +80,10 @@ type Exchange struct {
 	// Error says why no usable answer came.
 	Error string `json:"error,omitempty"`
 
+	// problem says the answer stopped the run (a refused key, a page
+	// that is not JSON): it is checked against the contract, but it is
+	// no answer of the service to compare with paymock's.
+	problem bool
 	req     *http.Request
 	reqBody []byte
 	header  http.Header
@@ -292,6 +296,7 @@ type Skip struct {
 func (s *side) run(ctx context.Context, p plan, afterCreates func(context.Context) error) (problem string, skips []Skip) {
 	x := s.call(ctx, checkList, http.MethodGet, "/api/v1/payments", nil, "")
 	if msg := s.fatal(x); msg != "" {
+		x.problem = true
 		return msg, nil
 	}
 	budget := p.maxCreates

@@ -147,17 +147,18 @@ func proxyCommand(ctx context.Context, args []string, getenv func(string) string
 // checked offline, reported as the proxy reported them.
 func replayCommand(ctx context.Context, o *verifyOptions, stdout io.Writer) error {
 	// The folder is the command line's: one that is missing, is no
-	// folder, or holds a file this user may not read is a usage error
+	// folder, holds no recording, or holds a file this user may not read
+	// is a usage error
 	// (exit 2), not the 1 of a recording that broke the contract.
 	if fi, err := os.Stat(o.replay); err != nil {
 		return &usageError{err: fmt.Errorf("verify: --replay: %w", err)}
 	} else if !fi.IsDir() {
 		return usageErrorf("verify: --replay %s: not a folder: want the folder of paymock proxy --record", o.replay)
 	}
-	rep, n, err := proxy.Replay(ctx, o.replay)
+	rep, n, recorded, err := proxy.Replay(ctx, o.replay, o.replayKey)
 	if err != nil {
 		var pe *fs.PathError
-		if errors.As(err, &pe) {
+		if errors.As(err, &pe) || errors.Is(err, proxy.ErrNoRecording) {
 			return &usageError{err: fmt.Errorf("verify: %w", err)}
 		}
 		return fmt.Errorf("verify: %w", err)
@@ -171,7 +172,11 @@ func replayCommand(ctx context.Context, o *verifyOptions, stdout io.Writer) erro
 		out, err = mockserver.JUnit(rep)
 	default:
 		var b strings.Builder
-		fmt.Fprintf(&b, "replayed %d recorded %s from %s\n", n, plural(n, "exchange", "exchanges"), o.replay)
+		if o.replayKey != "" {
+			fmt.Fprintf(&b, "replayed %d of %d recorded %s from %s, those of the --api-key given\n", n, recorded, plural(recorded, "exchange", "exchanges"), o.replay)
+		} else {
+			fmt.Fprintf(&b, "replayed %d recorded %s from %s, of every key and of none (--api-key KEY gives the report the proxy gave that key)\n", n, plural(n, "exchange", "exchanges"), o.replay)
+		}
 		printReport(&b, &rep)
 		out = []byte(b.String())
 	}

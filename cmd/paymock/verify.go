@@ -44,7 +44,7 @@ paymock made where the spec is silent.
 
 Usage:
   paymock verify --base-url URL --api-key KEY [flags]
-  paymock verify --replay DIR [--format F] [--out FILE]
+  paymock verify --replay DIR [--api-key KEY] [--format F] [--out FILE]
 
 It runs a fixed, safe suite (creates, retrieve, list with pagination edges,
 and the error cases: unknown id, a missing field, both mcc and account_id,
@@ -55,8 +55,8 @@ deployment's), then the --variants that bring paymock closest. Exit status:
   1  a violation, drift, or a deployment that could not be checked
      (unreachable, a refused key, a TLS error, an answer that is not JSON,
      no answer in time): the report is then partial
-  2  a usage error, a --replay folder that cannot be read, or an --out
-     file that cannot be written
+  2  a usage error, a --replay folder that is missing, cannot be read or
+     holds no recording, or an --out file that cannot be written
 
 Flags:
   --base-url URL          the deployment's base address (env %s)
@@ -76,7 +76,9 @@ Flags:
   --webhook-wait D        how long to wait for the webhook of the payment the run
                           makes expire (default %s)
   --replay DIR            check exchanges recorded by "paymock proxy --record DIR"
-                          offline, against openapi.yaml, instead of a deployment
+                          offline, against openapi.yaml, instead of a deployment;
+                          with --api-key, only that key's exchanges: the report
+                          the proxy gave for it
 `, verifyBaseEnv, verifyKeyEnv, verify.DefaultMaxCreates, verify.DefaultTimeout, verifySecretEnv, verify.DefaultWebhookWait)
 }
 
@@ -87,6 +89,9 @@ type verifyOptions struct {
 	format string
 	out    string
 	replay string
+	// replayKey is the key whose recorded exchanges a replay reports;
+	// "" for every exchange.
+	replayKey string
 }
 
 func parseVerifyOptions(args []string, getenv func(string) string) (o *verifyOptions, help bool, err error) {
@@ -118,7 +123,17 @@ func parseVerifyOptions(args []string, getenv func(string) string) (o *verifyOpt
 		if o.replay == "" {
 			fail("invalid --replay: want a folder")
 		}
-		for _, f := range []string{"base-url", "api-key", "account-id", "card", "max-creates", "listen", "webhook-secret", "webhook-wait"} {
+		// --api-key selects that key's exchanges, as paymock report
+		// selects the proxy's report by key. Only the flag: a
+		// PAYMOCK_VERIFY_API_KEY set for a nightly verify would
+		// otherwise narrow a replay without a word.
+		if p.set("api-key") {
+			o.replayKey = p.last("api-key")
+			if !paymock.WellFormedKey(o.replayKey) {
+				fail("invalid --api-key: not a valid bearer token (letters, digits and -._~+/ only, optional trailing =)")
+			}
+		}
+		for _, f := range []string{"base-url", "account-id", "card", "max-creates", "listen", "webhook-secret", "webhook-wait"} {
 			if p.set(f) {
 				fail("--%s has no use with --replay: a replay calls no deployment", f)
 			}
@@ -230,7 +245,14 @@ func verifyCommand(ctx context.Context, args []string, getenv func(string) strin
 	case "junit":
 		err = rep.WriteJUnit(&buf)
 	default:
-		err = rep.WriteText(&buf)
+		// The notice went to stderr before the run; a text report on
+		// stdout would repeat it on the same terminal. One written to
+		// --out is read on its own, and keeps it.
+		text := *rep
+		if o.out == "" {
+			text.Notice = ""
+		}
+		err = text.WriteText(&buf)
 	}
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)

@@ -32,6 +32,20 @@ func TestVerify_APaymockPassesInEveryFormat(t *testing.T) {
 	if !strings.HasPrefix(errOut, "paymock verify vfy_") || !strings.Contains(errOut, "creates at most 10 payments") {
 		t.Errorf("stderr does not say first what the run creates: %q", errOut)
 	}
+	// Said first on stderr, the notice is not said again by a text
+	// report on stdout: a terminal shows both.
+	if n := strings.Count(out+errOut, "creates at most 10 payments"); n != 1 {
+		t.Errorf("the notice is printed %d times, want once:\n%s\n%s", n, errOut, out)
+	}
+	// A text report written to a file is read without stderr: it keeps
+	// the notice.
+	textFile := filepath.Join(t.TempDir(), "verify.txt")
+	if _, _, code := runCLI(context.Background(), []string{"verify", "--base-url", base, "--api-key", "sk_test_verify", "--out", textFile}, nil); code != 0 {
+		t.Errorf("--out: exit %d", code)
+	}
+	if data, err := os.ReadFile(textFile); err != nil || !strings.HasPrefix(string(data), "paymock verify vfy_") {
+		t.Errorf("the text report in a file lacks the notice: %v\n%s", err, data)
+	}
 	for _, want := range []string{"contract violations: 0", "drift: 0", "closest paymock: --variants default", "webhooks: skipped: no --listen"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
@@ -95,10 +109,12 @@ func TestVerify_FindingsExit1AndProblemsNameTheHost(t *testing.T) {
 }
 
 func TestVerify_UsageErrorsExit2(t *testing.T) {
-	// A --replay folder that cannot be read is the command line's to fix,
-	// not a recording that broke the contract (1).
+	// A --replay folder that cannot be read, or holds no recording, is
+	// the command line's to fix, not a recording that broke the contract
+	// (1).
 	tmp := t.TempDir()
 	file := writeFile(t, "a.exchange.json", "{}")
+	empty := t.TempDir()
 	unreadable := filepath.Join(tmp, "unreadable")
 	if err := os.MkdirAll(filepath.Join(unreadable, "00000001-x.exchange.json"), 0o755); err != nil {
 		t.Fatal(err)
@@ -113,9 +129,11 @@ func TestVerify_UsageErrorsExit2(t *testing.T) {
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "k", "--listen", ":0", "--webhook-secret", "nope"}, "invalid --webhook-secret: want a whsec_ secret"},
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "k", "--max-creates", "0"}, "invalid --max-creates"},
 		{[]string{"verify", "--replay", "d", "--base-url", "http://x"}, "--base-url has no use with --replay"},
+		{[]string{"verify", "--replay", "d", "--api-key", "bad key!"}, "invalid --api-key: not a valid bearer token"},
 		{[]string{"verify", "--replay", filepath.Join(tmp, "missing")}, "--replay: stat " + filepath.Join(tmp, "missing") + ": no such file or directory"},
 		{[]string{"verify", "--replay", file}, "--replay " + file + ": not a folder"},
 		{[]string{"verify", "--replay", unreadable}, "00000001-x.exchange.json: is a directory"},
+		{[]string{"verify", "--replay", empty}, "holds no recorded exchange"},
 		{[]string{"verify", "--base-url", "http://x", "--api-key", "bad key!"}, "invalid --api-key: not a valid bearer token"},
 		{[]string{"proxy"}, "--upstream (or PAYMOCK_PROXY_UPSTREAM) is required"},
 		{[]string{"proxy", "--upstream", "ftp://x"}, "want an absolute http(s) URL"},
@@ -180,6 +198,11 @@ func TestProxy_TheGateFailsOnUpstreamViolationsAndTheReplayAgrees(t *testing.T) 
 			t.Fatalf("list through the proxy: %d", st)
 		}
 	}
+	// A call without a key is filed under no key by the proxy: its
+	// report of the key leaves it out, and so must the replay of the key.
+	if st := apiCall(t, px.addr, "", "GET", "/api/v1/payments", ""); st != 200 {
+		t.Fatalf("keyless list through the proxy: %d", st)
+	}
 	junit := filepath.Join(t.TempDir(), "contract.xml")
 	out, errOut, code = runCLI(context.Background(), []string{"report", "--url", "http://" + px.addr, "--api-key", key, "--fail-on-violations", "--junit", junit}, nil)
 	if code != 1 || !strings.Contains(out, "listPayments [upstream] has_more parameter_unknown") || !strings.Contains(errOut, "--fail-on-violations: 2 of 2 calls violated the contract") {
@@ -199,13 +222,19 @@ func TestProxy_TheGateFailsOnUpstreamViolationsAndTheReplayAgrees(t *testing.T) 
 	var want mockserver.Report
 	json.NewDecoder(resp.Body).Decode(&want)
 	resp.Body.Close()
-	js, errOut, code := runCLI(context.Background(), []string{"verify", "--replay", dir, "--format", "json"}, nil)
+	js, errOut, code := runCLI(context.Background(), []string{"verify", "--replay", dir, "--api-key", key, "--format", "json"}, nil)
 	var got mockserver.Report
 	if err := json.Unmarshal([]byte(js), &got); err != nil || code != 1 || !reflect.DeepEqual(got, want) {
 		t.Errorf("replay: exit %d (%v), %s\nwant %+v\ngot  %+v", code, err, errOut, want, got)
 	}
-	text, _, _ := runCLI(context.Background(), []string{"verify", "--replay", dir}, nil)
-	if !strings.HasPrefix(text, "replayed 2 recorded exchanges from "+dir) || !strings.Contains(text, "[upstream] has_more") {
+	text, _, _ := runCLI(context.Background(), []string{"verify", "--replay", dir, "--api-key", key}, nil)
+	if !strings.HasPrefix(text, "replayed 2 of 3 recorded exchanges from "+dir+", those of the --api-key given") ||
+		!strings.Contains(text, "2 of 2 calls violated") || !strings.Contains(text, "[upstream] has_more") {
 		t.Errorf("replay text:\n%s", text)
+	}
+	// Without --api-key every exchange is replayed, the keyless one too.
+	text, _, _ = runCLI(context.Background(), []string{"verify", "--replay", dir}, nil)
+	if !strings.HasPrefix(text, "replayed 3 recorded exchanges from "+dir+", of every key and of none") {
+		t.Errorf("replay text of every key:\n%s", text)
 	}
 }
