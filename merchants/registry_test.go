@@ -365,6 +365,14 @@ func TestRegistry_KnownKeyAllocatesNothing(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { _, _ = tc.ms.Authenticate(context.Background(), tc.key) }); n != 0 {
 			t.Errorf("%s: Authenticate of a known key allocates %v times, want 0", name, n)
 		}
+		// What every request does: the merchant held while it is under way.
+		if n := testing.AllocsPerRun(100, func() {
+			if _, v, err := tc.ms.Visit(context.Background(), tc.key); err == nil {
+				v.End()
+			}
+		}); n != 0 {
+			t.Errorf("%s: Visit and End of a known key allocate %v times, want 0", name, n)
+		}
 	}
 }
 
