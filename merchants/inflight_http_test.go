@@ -170,6 +170,9 @@ func TestInFlight_AMerchantWithARequestUnderWayIsNeitherEvictedNorForgotten(t *t
 					t.Fatal(err)
 				}
 				pr, pw := io.Pipe()
+				// A test that stops early lets the server end the request,
+				// which closing it waits for.
+				t.Cleanup(func() { _ = pw.CloseWithError(io.ErrUnexpectedEOF) })
 				req, err := http.NewRequest("POST", c.url+"/api/v1/payments", pr)
 				if err != nil {
 					t.Fatal(err)
