@@ -50,7 +50,8 @@ func (r *Registry) evictOne(ctx context.Context) bool {
 			return false
 		}
 		if holds {
-			c.e.keptAt = c.at
+			// Unless used meanwhile, which asks about it again.
+			c.e.lastUsed.CompareAndSwap(c.at, c.at|keptMark)
 			continue
 		}
 		r.mu.Lock()
@@ -81,8 +82,8 @@ func (r *Registry) evictOne(ctx context.Context) bool {
 // maxExaminedPerEviction) the least recently used merchants not kept,
 // oldest first, from one pass over the merchants held: a pass per
 // examination would cost the cap's size each time. The caller holds
-// evictMu, which guards keptAt, and gives out, so that it can stay on
-// its stack.
+// evictMu, the only marker of merchants kept, and gives out, so that it
+// can stay on its stack.
 func (r *Registry) evictionCandidates(out []candidate) []candidate {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -93,7 +94,7 @@ func (r *Registry) evictionCandidates(out []candidate) []candidate {
 		at := e.lastUsed.Load()
 		// A merchant with a request under way is not taken (entry.visits):
 		// it costs no examination either.
-		if at >= youngest || (at == e.keptAt && at != 0) || e.visits.Load() != 0 {
+		if at >= youngest || at&keptMark != 0 || e.visits.Load() != 0 {
 			continue
 		}
 		i := len(out)

@@ -93,12 +93,17 @@ const revokedRefreshEvery = time.Second
 
 // entry is what the registry holds of one merchant: the Merchant handed to
 // callers, when it was last used and the requests under way. An idle
-// open-mode merchant costs this one allocation here (144 bytes) besides
+// open-mode merchant costs this one allocation here (128 bytes) besides
 // its records in the store.
 type entry struct {
 	paymock.Merchant
-	// lastUsed is the Unix nanosecond time of the last Authenticate; an
-	// atomic so that recording it takes no lock on every request.
+	// lastUsed is the Unix nanosecond time of the last Authenticate, even
+	// (used), and odd once eviction has found the merchant holding
+	// something as of that use (keptMark): the merchant is then not asked
+	// about again until its next use clears the mark (evictOne says why).
+	// An atomic, so that recording a use takes no lock on every request;
+	// the mark lives in it, not in a field of its own, so that visits
+	// costs no more bytes per merchant.
 	lastUsed atomic.Int64
 	// visits counts the requests under way that identified this merchant
 	// (Registry.Visit to End), or is taken once it is evicted or
@@ -106,12 +111,15 @@ type entry struct {
 	// never taken from a request that has begun with it, and a request
 	// that found it just before it was taken finds its key again.
 	visits atomic.Int32
-	// keptAt is the lastUsed eviction last found the merchant holding
-	// something at (0: not found so). While lastUsed is still that, the
-	// merchant is not asked about again (evictOne says why). Guarded by
-	// Registry.evictMu.
-	keptAt int64
 }
+
+// keptMark is the bit of entry.lastUsed that says eviction found the
+// merchant holding something as of that use; a use stores a time without
+// it.
+const keptMark = 1
+
+// used records a use at now (Unix ns), which clears the kept mark.
+func (e *entry) used(now int64) { e.lastUsed.Store(now &^ keptMark) }
 
 // fixed is what the configuration gives a configured merchant.
 type fixed struct {
@@ -275,7 +283,7 @@ func (r *Registry) configure(cfg Config) (map[[32]byte]*keyRecord, error) {
 		e.APIKeys = append([]string(nil), m.APIKeys...)
 		e.Accounts = append([]paymock.Account(nil), m.Accounts...)
 		e.Webhooks = append([]paymock.WebhookEndpoint(nil), m.Webhooks...)
-		e.lastUsed.Store(at.UnixNano())
+		e.used(at.UnixNano())
 		f := &fixed{}
 		for k, key := range e.APIKeys {
 			h := sha256.Sum256([]byte(key))
@@ -461,7 +469,7 @@ func (r *Registry) authenticate(ctx context.Context, key string) (*entry, error)
 		if subtle.ConstantTimeCompare(k.key, []byte(key)) != 1 {
 			return nil, paymock.ErrUnknownKey
 		}
-		k.owner.lastUsed.Store(now)
+		k.owner.used(now)
 		r.maybeRefreshRevoked(now)
 		return k.owner, nil
 	}
@@ -469,7 +477,7 @@ func (r *Registry) authenticate(ctx context.Context, key string) (*entry, error)
 	if err != nil {
 		return nil, err
 	}
-	e.lastUsed.Store(now)
+	e.used(now)
 	return e, nil
 }
 
@@ -599,7 +607,7 @@ func (r *Registry) newOpen(id string) *entry {
 	e.ID, e.Name = id, OpenMerchantName
 	e.PCIApproved = true
 	e.Accounts = r.sandboxAccts
-	e.lastUsed.Store(r.now().UnixNano())
+	e.used(r.now().UnixNano())
 	return e
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/paymock/paymock"
 )
@@ -672,4 +673,12 @@ func bytesPerOpenMerchant(t testing.TB, n int) float64 {
 		t.Fatalf("OpenCount() = %d, want %d", got, n)
 	}
 	return float64(after-before) / float64(n)
+}
+
+func TestRegistry_AMerchantHeldCostsOneSmallAllocation(t *testing.T) {
+	// The budget of an idle open-mode merchant (docs/performance.md,
+	// <= 512 B) counts this size class: a field more is 16 bytes more.
+	if n := unsafe.Sizeof(entry{}); n > 128 {
+		t.Errorf("an entry is %d bytes, want at most 128", n)
+	}
 }
