@@ -29,12 +29,13 @@ type candidate struct {
 // nothing (no created keys, no added endpoints, and Config.Empty), to make
 // room for a new one, and reports whether it did. Filling the cap with
 // empty merchants then cannot lock out the next one; merchants with
-// something stored are never evicted. One found holding something is
-// marked kept until its next use and not asked about again before it:
-// what keeps a merchant (a payment, a fault rule, a created key, an added
-// endpoint) goes only through a request of its own (a reset, a delete, a
-// revoke). Deliveries under way end by themselves, so one kept only for
-// them waits for its next use, or for the idle TTL.
+// something stored are never evicted, nor one with a request under way
+// (Registry.Visit), which is not examined either. One found holding
+// something is marked kept until its next use and not asked about again
+// before it: what keeps a merchant (a payment, a fault rule, a created
+// key, an added endpoint) goes only through a request of its own (a
+// reset, a delete, a revoke). Deliveries under way end by themselves, so
+// one kept only for them waits for its next use, or for the idle TTL.
 func (r *Registry) evictOne(ctx context.Context) bool {
 	if r.empty == nil || !r.open {
 		return false
@@ -49,13 +50,14 @@ func (r *Registry) evictOne(ctx context.Context) bool {
 			return false
 		}
 		if holds {
-			c.e.keptAt = c.at
+			// Unless used meanwhile, which asks about it again.
+			c.e.lastUsed.CompareAndSwap(c.at, c.at|keptMark)
 			continue
 		}
 		r.mu.Lock()
-		// A request that authenticated meanwhile keeps its merchant; the
-		// next oldest is tried.
-		gone := r.byID[c.e.ID] == c.e && c.e.lastUsed.Load() == c.at
+		// A request that authenticated meanwhile keeps its merchant, as
+		// does one under way since before; the next oldest is tried.
+		gone := r.byID[c.e.ID] == c.e && c.e.lastUsed.Load() == c.at && c.e.take()
 		if gone {
 			delete(r.byID, c.e.ID)
 			delete(r.lastAdded, c.e.ID)
@@ -80,8 +82,8 @@ func (r *Registry) evictOne(ctx context.Context) bool {
 // maxExaminedPerEviction) the least recently used merchants not kept,
 // oldest first, from one pass over the merchants held: a pass per
 // examination would cost the cap's size each time. The caller holds
-// evictMu, which guards keptAt, and gives out, so that it can stay on
-// its stack.
+// evictMu, the only marker of merchants kept, and gives out, so that it
+// can stay on its stack.
 func (r *Registry) evictionCandidates(out []candidate) []candidate {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -90,7 +92,9 @@ func (r *Registry) evictionCandidates(out []candidate) []candidate {
 	youngest := int64(math.MaxInt64)
 	for _, e := range r.byID {
 		at := e.lastUsed.Load()
-		if at >= youngest || (at == e.keptAt && at != 0) {
+		// A merchant with a request under way is not taken (entry.visits):
+		// it costs no examination either.
+		if at >= youngest || at&keptMark != 0 || e.visits.Load() != 0 {
 			continue
 		}
 		i := len(out)

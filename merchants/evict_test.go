@@ -269,3 +269,25 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+func TestEvict_AMerchantUsedAtAnOddNanosecondIsNotTakenForKept(t *testing.T) {
+	// The kept mark is lastUsed's lowest bit: a use must not set it.
+	now := time.Date(2026, 1, 1, 0, 0, 0, 1, time.UTC)
+	var evicted []string
+	ms, err := newRegistry(Config{
+		MaxMerchants: 1,
+		Now:          func() time.Time { now = now.Add(2 * time.Second); return now },
+		Empty:        func(context.Context, string) bool { return true },
+		Evicted:      func(id string) { evicted = append(evicted, id) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := mustAuth(t, ms, "tok_first")
+	if _, err := ms.Authenticate(context.Background(), "tok_second"); err != nil {
+		t.Fatalf("a new token at a cap of one empty merchant: %v", err)
+	}
+	if len(evicted) != 1 || evicted[0] != first.ID {
+		t.Errorf("evicted %v, want the empty %s", evicted, first.ID)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -91,19 +92,34 @@ const maxRevokedKept = 1000
 const revokedRefreshEvery = time.Second
 
 // entry is what the registry holds of one merchant: the Merchant handed to
-// callers and when it was last used. An idle open-mode merchant costs this
-// one allocation here (128 bytes) besides its records in the store.
+// callers, when it was last used and the requests under way. An idle
+// open-mode merchant costs this one allocation here (128 bytes) besides
+// its records in the store.
 type entry struct {
 	paymock.Merchant
-	// lastUsed is the Unix nanosecond time of the last Authenticate; an
-	// atomic so that recording it takes no lock on every request.
+	// lastUsed is the Unix nanosecond time of the last Authenticate, even
+	// (used), and odd once eviction has found the merchant holding
+	// something as of that use (keptMark): the merchant is then not asked
+	// about again until its next use clears the mark (evictOne says why).
+	// An atomic, so that recording a use takes no lock on every request;
+	// the mark lives in it, not in a field of its own, so that visits
+	// costs no more bytes per merchant.
 	lastUsed atomic.Int64
-	// keptAt is the lastUsed eviction last found the merchant holding
-	// something at (0: not found so). While lastUsed is still that, the
-	// merchant is not asked about again (evictOne says why). Guarded by
-	// Registry.evictMu.
-	keptAt int64
+	// visits counts the requests under way that identified this merchant
+	// (Registry.Visit to End), or is taken once it is evicted or
+	// forgotten, each with a compare-and-swap from 0: a merchant is
+	// never taken from a request that has begun with it, and a request
+	// that found it just before it was taken finds its key again.
+	visits atomic.Int32
 }
+
+// keptMark is the bit of entry.lastUsed that says eviction found the
+// merchant holding something as of that use; a use stores a time without
+// it.
+const keptMark = 1
+
+// used records a use at now (Unix ns), which clears the kept mark.
+func (e *entry) used(now int64) { e.lastUsed.Store(now &^ keptMark) }
 
 // fixed is what the configuration gives a configured merchant.
 type fixed struct {
@@ -267,7 +283,7 @@ func (r *Registry) configure(cfg Config) (map[[32]byte]*keyRecord, error) {
 		e.APIKeys = append([]string(nil), m.APIKeys...)
 		e.Accounts = append([]paymock.Account(nil), m.Accounts...)
 		e.Webhooks = append([]paymock.WebhookEndpoint(nil), m.Webhooks...)
-		e.lastUsed.Store(at.UnixNano())
+		e.used(at.UnixNano())
 		f := &fixed{}
 		for k, key := range e.APIKeys {
 			h := sha256.Sum256([]byte(key))
@@ -398,6 +414,52 @@ func (r *Registry) entryOf(ctx context.Context, merchantID string) (*entry, erro
 // map. A known key allocates nothing. A store that cannot be reached is
 // an error wrapping paymock.ErrUnavailable.
 func (r *Registry) Authenticate(ctx context.Context, key string) (*paymock.Merchant, error) {
+	e, err := r.authenticate(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return &e.Merchant, nil
+}
+
+// Visit is a request's hold on its merchant, from Registry.Visit until it
+// calls End once, when the request is over: a merchant visited is neither
+// evicted nor forgotten, so that no request under way answers for a
+// merchant the registry no longer holds (whose clock and journal went,
+// and whose payments a store would keep for no one).
+type Visit = interface{ End() }
+
+// Visit is Authenticate for a request: the merchant is held until the
+// Visit's End, called when the request is over, whatever it was
+// answered. It costs Authenticate an atomic add, and End one more.
+func (r *Registry) Visit(ctx context.Context, key string) (*paymock.Merchant, Visit, error) {
+	for {
+		e, err := r.authenticate(ctx, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		if e.visits.Add(1) > 0 {
+			return &e.Merchant, e, nil
+		}
+		// Taken between being found and being visited: the key is looked
+		// up again, as by a request that came just after.
+		e.visits.Add(-1)
+	}
+}
+
+// End ends a visit (Registry.Visit).
+func (e *entry) End() { e.visits.Add(-1) }
+
+// taken is entry.visits once the merchant is evicted or forgotten: a
+// visit beginning after it finds it below zero.
+const taken = math.MinInt32
+
+// take marks a merchant evicted or forgotten, unless a request under way
+// has it; the caller holds r.mu and then drops it from r.byID.
+func (e *entry) take() bool { return e.visits.CompareAndSwap(0, taken) }
+
+// authenticate is Authenticate's lookup: the merchant's entry, its use
+// recorded.
+func (r *Registry) authenticate(ctx context.Context, key string) (*entry, error) {
 	if !paymock.WellFormedKey(key) {
 		return nil, paymock.ErrMalformedKey
 	}
@@ -407,16 +469,16 @@ func (r *Registry) Authenticate(ctx context.Context, key string) (*paymock.Merch
 		if subtle.ConstantTimeCompare(k.key, []byte(key)) != 1 {
 			return nil, paymock.ErrUnknownKey
 		}
-		k.owner.lastUsed.Store(now)
+		k.owner.used(now)
 		r.maybeRefreshRevoked(now)
-		return &k.owner.Merchant, nil
+		return k.owner, nil
 	}
 	e, err := r.runTimeKey(ctx, h, key)
 	if err != nil {
 		return nil, err
 	}
-	e.lastUsed.Store(now)
-	return &e.Merchant, nil
+	e.used(now)
+	return e, nil
 }
 
 // runTimeKey finds the merchant of a key the configuration does not name,
@@ -545,7 +607,7 @@ func (r *Registry) newOpen(id string) *entry {
 	e.ID, e.Name = id, OpenMerchantName
 	e.PCIApproved = true
 	e.Accounts = r.sandboxAccts
-	e.lastUsed.Store(r.now().UnixNano())
+	e.used(r.now().UnixNano())
 	return e
 }
 
@@ -572,8 +634,9 @@ func (r *Registry) hold(id string) *entry {
 	return e
 }
 
-// Forget drops the open-mode merchants that have had no request for idle
-// and are not busy (busy reports pending deliveries or scheduled work),
+// Forget drops the open-mode merchants that have had no request for idle,
+// have none under way (Registry.Visit) and are not busy (busy reports
+// pending deliveries or scheduled work),
 // tells the store it holds them no more (paymock.MerchantStore's
 // ReleaseMerchant: an in-process store drops their keys, revocations and
 // endpoints, a shared one keeps them for the other replicas), and returns
@@ -592,7 +655,7 @@ func (r *Registry) Forget(ctx context.Context, now time.Time, idle time.Duration
 	var candidates []*entry
 	r.mu.RLock()
 	for _, e := range r.byID {
-		if e.lastUsed.Load() <= cutoff {
+		if e.lastUsed.Load() <= cutoff && e.visits.Load() == 0 {
 			candidates = append(candidates, e)
 		}
 	}
@@ -611,8 +674,10 @@ func (r *Registry) Forget(ctx context.Context, now time.Time, idle time.Duration
 	var gone []string
 	r.mu.Lock()
 	for _, e := range quiet {
-		// A request that authenticated while busy ran keeps its merchant.
-		if r.byID[e.ID] != e || e.lastUsed.Load() > cutoff {
+		// A request that authenticated while busy ran keeps its merchant,
+		// as does one under way since before the cutoff (a body still
+		// coming, a delay fault).
+		if r.byID[e.ID] != e || e.lastUsed.Load() > cutoff || !e.take() {
 			continue
 		}
 		delete(r.byID, e.ID)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/paymock/paymock"
 )
@@ -365,6 +366,14 @@ func TestRegistry_KnownKeyAllocatesNothing(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { _, _ = tc.ms.Authenticate(context.Background(), tc.key) }); n != 0 {
 			t.Errorf("%s: Authenticate of a known key allocates %v times, want 0", name, n)
 		}
+		// What every request does: the merchant held while it is under way.
+		if n := testing.AllocsPerRun(100, func() {
+			if _, v, err := tc.ms.Visit(context.Background(), tc.key); err == nil {
+				v.End()
+			}
+		}); n != 0 {
+			t.Errorf("%s: Visit and End of a known key allocate %v times, want 0", name, n)
+		}
 	}
 }
 
@@ -664,4 +673,12 @@ func bytesPerOpenMerchant(t testing.TB, n int) float64 {
 		t.Fatalf("OpenCount() = %d, want %d", got, n)
 	}
 	return float64(after-before) / float64(n)
+}
+
+func TestRegistry_AMerchantHeldCostsOneSmallAllocation(t *testing.T) {
+	// The budget of an idle open-mode merchant (docs/performance.md,
+	// <= 512 B) counts this size class: a field more is 16 bytes more.
+	if n := unsafe.Sizeof(entry{}); n > 128 {
+		t.Errorf("an entry is %d bytes, want at most 128", n)
+	}
 }

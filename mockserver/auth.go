@@ -22,29 +22,30 @@ func (e *malformedKeyError) Error() string { return "malformed api key: " + e.re
 func (e *malformedKeyError) Unwrap() error { return paymock.ErrMalformedKey }
 
 // authenticate resolves the merchant of the Authorization header (its
-// values, as received; more than one is malformed).
-func authenticate(ctx context.Context, ms Authenticator, headers []string) (*paymock.Merchant, error) {
+// values, as received; more than one is malformed), held until the
+// Visit's End.
+func authenticate(ctx context.Context, ms Authenticator, headers []string) (*paymock.Merchant, Visit, error) {
 	if len(headers) > 1 {
 		// Which one a proxy or a server would take differs: none is.
-		return nil, &malformedKeyError{fmt.Sprintf("send one Authorization header, not %d", len(headers))}
+		return nil, nil, &malformedKeyError{fmt.Sprintf("send one Authorization header, not %d", len(headers))}
 	}
 	var header string
 	if len(headers) == 1 {
 		header = headers[0]
 	}
 	if header == "" {
-		return nil, errNoKey
+		return nil, nil, errNoKey
 	}
 	scheme, token, _ := strings.Cut(header, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
-		return nil, &malformedKeyError{"the Authorization header must be Bearer followed by a token"}
+		return nil, nil, &malformedKeyError{"the Authorization header must be Bearer followed by a token"}
 	}
 	token = strings.TrimSpace(token)
-	m, err := ms.Authenticate(ctx, token)
+	m, v, err := ms.Visit(ctx, token)
 	if errors.Is(err, paymock.ErrMalformedKey) {
-		return nil, &malformedKeyError{malformedReason(token)}
+		return nil, nil, &malformedKeyError{malformedReason(token)}
 	}
-	return m, err
+	return m, v, err
 }
 
 // malformedReason says what is wrong with a token that is not a bearer

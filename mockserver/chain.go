@@ -38,9 +38,13 @@ type exchange struct {
 	// authErr is why there is none.
 	merchant *paymock.Merchant
 	caller   *paymock.Merchant // the key's merchant, even where none was needed
-	authErr  error
-	body     []byte
-	variant  string // the wire form of the answer, once written
+	// visit holds caller until record has sent the answer: the merchant
+	// is not evicted or forgotten while its request is under way (a body
+	// still coming, a delay fault), nor before its journal entry is in.
+	visit   Visit
+	authErr error
+	body    []byte
+	variant string // the wire form of the answer, once written
 	// enc is the wire form drawn for the answer (encChosen), which a
 	// journal entry carried by a store call names before it is written.
 	enc       paymock.Encoding
@@ -156,6 +160,9 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 		x := s.newExchange()
 		defer func() {
 			x.rec.release() // written, or dropped with the connection
+			if x.visit != nil {
+				x.visit.End()
+			}
 			s.exchanges.Put(x)
 		}()
 		x.start, x.method = time.Now(), r.Method
@@ -237,7 +244,7 @@ func (s *Server) identify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c *echo.Context) error {
 		x := exchangeOf(c)
 		if x.doc = s.contractFor(c.Request().URL.Path); x.doc != nil {
-			x.caller, x.authErr = authenticate(c.Request().Context(), s.merchants, c.Request().Header["Authorization"])
+			x.caller, x.visit, x.authErr = authenticate(c.Request().Context(), s.merchants, c.Request().Header["Authorization"])
 		}
 		return next(c)
 	}

@@ -25,9 +25,15 @@ import (
 // Authenticator maps a bearer key to its merchant, and a merchant id back
 // to the merchant (for the hosted pages, which carry no key).
 type Authenticator interface {
-	Authenticate(ctx context.Context, key string) (*paymock.Merchant, error)
+	// Visit returns the key's merchant, held until the Visit's End: a
+	// merchant is not evicted or forgotten while a request of it is
+	// under way (merchants.Registry.Visit).
+	Visit(ctx context.Context, key string) (*paymock.Merchant, Visit, error)
 	ByID(ctx context.Context, id string) (*paymock.Merchant, bool)
 }
+
+// Visit is a request's hold on its merchant, which End lets go.
+type Visit = interface{ End() }
 
 // Clock tells each merchant's current time.
 type Clock interface {
