@@ -369,11 +369,7 @@ func (o *observations) linkPresence(card bool) string {
 		if !p.created || p.card != card {
 			continue
 		}
-		if _, ok := p.fields["payment_link"]; ok {
-			seen = append(seen, "present")
-		} else {
-			seen = append(seen, "absent")
-		}
+		seen = append(seen, p.linkPresence())
 	}
 	return set(seen)
 }
@@ -493,11 +489,7 @@ func (o *observations) laterLinkPresence(card bool) string {
 		if c, ours := withCard[p.id()]; p.created || !ours || c != card {
 			continue
 		}
-		if _, ok := p.fields["payment_link"]; ok {
-			seen = append(seen, "present")
-		} else {
-			seen = append(seen, "absent")
-		}
+		seen = append(seen, p.linkPresence())
 	}
 	return set(seen)
 }

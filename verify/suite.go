@@ -105,6 +105,15 @@ func (p seenPayment) str(name string) string {
 
 func (p seenPayment) id() string { return p.str("id") }
 
+// linkPresence says whether the answer carried payment_link, as the
+// payment_link points compare it.
+func (p seenPayment) linkPresence() string {
+	if _, ok := p.fields["payment_link"]; ok {
+		return "present"
+	}
+	return "absent"
+}
+
 // customerID is the id of the payment's customer, "" when it has none.
 func (p seenPayment) customerID() string {
 	var c struct {
