@@ -8,15 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v5"
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/contract"
+	"github.com/paymock/paymock/internal/everyn"
 )
 
 // DefaultJournalSize is how many requests a merchant's journal keeps.
@@ -34,27 +33,16 @@ type merchantJournal struct {
 	injected  int
 }
 
-// trimSlots is how many counters of appends the merchants share (32 KiB).
-const trimSlots = 2048
-
-// trimSlot counts the appends of the merchant that used it last.
-type trimSlot struct {
-	owner uint64 // a hash of the merchant's id, never 0; 0 when unused
-	n     uint16 // its appends since its last trim, below trimEvery
-}
-
 // requestJournal writes and reads every merchant's journal through the
 // store, trimming each now and then; it keeps only counts of appends,
 // a fixed number of them however many merchants come.
 type requestJournal struct {
 	size  int
 	store paymock.JournalStore
-	mu    sync.Mutex
 	// appended counts this process's appends since a merchant's last
-	// trim in a slot its id hashes to rather than in an entry of its own:
-	// an idle merchant of open mode costs nothing here.
-	appended [trimSlots]trimSlot
-	hash     maphash.Seed
+	// trim, in a fixed table: an idle merchant of open mode costs nothing
+	// here.
+	appended *everyn.Counter
 	// failing is set from the first failed write to the next good one:
 	// an outage is logged once, not once per request.
 	failing atomic.Bool
@@ -74,7 +62,7 @@ func newJournal(size int, store paymock.JournalStore) (*requestJournal, error) {
 	if size == 0 {
 		size = DefaultJournalSize
 	}
-	return &requestJournal{size: size, store: store, hash: maphash.MakeSeed()}, nil
+	return &requestJournal{size: size, store: store, appended: everyn.New(trimEvery(size))}, nil
 }
 
 // trimEvery is how many appends of a merchant a replica makes between two
@@ -89,19 +77,7 @@ func trimEvery(size int) int { return min(max(size/10, 1), 1000) }
 // over. So a merchant makes at most trimEvery appends between two trims
 // however many share its slot, and its first append on this replica
 // trims, so that a restarted replica trims what it left behind.
-func (j *requestJournal) trimDue(merchantID string) bool {
-	h := maphash.String(j.hash, merchantID) | 1
-	s := &j.appended[h%trimSlots]
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if s.owner != h {
-		s.owner, s.n = h, uint16(1%trimEvery(j.size))
-		return true
-	}
-	due := s.n == 0
-	s.n = uint16((int(s.n) + 1) % trimEvery(j.size))
-	return due
-}
+func (j *requestJournal) trimDue(merchantID string) bool { return j.appended.Due(merchantID) }
 
 // append stores the request in its merchant's journal, trimming it now
 // and then. A failure is logged and counted, never answered: the request

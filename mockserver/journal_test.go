@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/everyn"
 	"github.com/paymock/paymock/memory"
 )
 
@@ -31,7 +32,7 @@ func (w *trimWatch) TrimRequests(ctx context.Context, merchantID string, keep in
 }
 
 func TestJournal_TrimsEveryMerchantWithinTrimEveryAppends(t *testing.T) {
-	const size, merchants, appends = 50, 3 * trimSlots, 8 // trimEvery(50) is 5
+	const size, merchants, appends = 50, 3 * everyn.Slots, 8 // trimEvery(50) is 5
 	every := trimEvery(size)
 	w := &trimWatch{JournalStore: memory.NewJournal(), since: map[string]int{}, most: map[string]int{}}
 	ctx, log := t.Context(), slog.New(slog.DiscardHandler)

@@ -148,13 +148,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/paymock/paymock"
+	"github.com/paymock/paymock/internal/everyn"
 )
 
 // Scheduler runs fn once the merchant's clock reaches due. (Implemented by
@@ -347,7 +347,7 @@ type Dispatcher struct {
 	parsedMu sync.Mutex
 	parsed   map[endpointKey]endpoint // see endpoint
 
-	trims trimCounts // when each merchant's journal is trimmed next
+	trims *everyn.Counter // when each merchant's journal is trimmed next
 
 	mu    sync.Mutex
 	lanes map[string]*lane // merchants with sends under way or wanted
@@ -477,7 +477,7 @@ func (d *Dispatcher) defaultsFill(client *http.Client) {
 		d.ids = paymock.NewMerchantIDs(nil, nil, nil)
 	}
 	d.sendCtx, d.cancelSends = context.WithCancel(context.Background())
-	d.trims.seed = maphash.MakeSeed()
+	d.trims = everyn.New(trimEvery)
 }
 
 // realScheduler and realClock are the defaults when no lifecycle package
