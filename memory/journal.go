@@ -88,15 +88,25 @@ func (n *journalNames) all() []string {
 // over from the second entry, the second kind of call or the first
 // violation on.
 type merchantLog struct {
-	mu sync.Mutex
-	// dead is set when ForgetRequests took the book out of the journal,
-	// so that an append racing with it finds the new book instead.
-	dead      bool
+	mu        sync.Mutex
 	first     string    // the one entry while big is nil; "" for none
 	firstCall callCount // the one count while big is nil; calls 0 for none
-	bound     int32     // the bound while big is nil (see ringLog)
-	big       *ringLog
+	// bound is the bound while big is nil (see ringLog), and deadBound
+	// once ForgetRequests took the book out of the journal, so that an
+	// append racing with it finds the new book instead. One field for
+	// both keeps the book of a merchant with one request in 48 bytes.
+	bound int32
+	big   *ringLog
 }
+
+// deadBound marks a book ForgetRequests took out of the journal.
+const deadBound = math.MinInt32
+
+// dead says whether ForgetRequests took the book out of the journal.
+func (ml *merchantLog) dead() bool { return ml.bound == deadBound }
+
+// kill marks the book taken out of the journal.
+func (ml *merchantLog) kill() { ml.bound = deadBound }
 
 // ringLog is a merchant's ring of recent requests and its counts.
 type ringLog struct {
@@ -125,7 +135,7 @@ type violationTally struct {
 // (an HTTP status, or 0 for a reset connection: int16 holds them all) and
 // whether they were violating and injected, in 16 bytes.
 type callCount struct {
-	calls     int
+	calls     int32  // int32 keeps a merchant's first count in its book's 48 bytes
 	op        uint32 // in the journal's names
 	status    int16
 	violating bool
@@ -147,7 +157,7 @@ func (j *Journal) book(merchantID string, create bool) *merchantLog {
 			return nil
 		}
 		ml.mu.Lock()
-		if !ml.dead {
+		if !ml.dead() {
 			return ml
 		}
 		ml.mu.Unlock() // forgotten meanwhile: look again
@@ -278,7 +288,10 @@ func (ml *merchantLog) countRecord(op uint32, r paymock.JournalRecord, delta int
 	if !r.Counted {
 		return
 	}
-	ml.count(op, e.Status, r.Violating, e.InjectedFault != "").calls += delta
+	c := ml.count(op, e.Status, r.Violating, e.InjectedFault != "")
+	// A count stops at its most rather than wrapping: 2^31 calls of one
+	// kind is 12 hours of one merchant at 50,000 a second.
+	c.calls = int32(min(int64(c.calls)+int64(delta), math.MaxInt32))
 	if delta < 0 {
 		ml.dropEmptyCounts()
 	}
@@ -493,7 +506,7 @@ func (j *Journal) CountRequests(_ context.Context, merchantID string) (paymock.J
 	names := j.names.all() // every number the book holds was handed out before its lock was taken
 	for _, cc := range ml.counts() {
 		c.Calls = append(c.Calls, paymock.JournalCallCount{Operation: names[cc.op], Status: int(cc.status),
-			Violating: cc.violating, Injected: cc.injected, Calls: cc.calls})
+			Violating: cc.violating, Injected: cc.injected, Calls: int(cc.calls)})
 	}
 	if ml.big == nil {
 		return c, nil
@@ -518,7 +531,7 @@ func (j *Journal) ForgetRequests(_ context.Context, merchantID string) error {
 	j.mu.Unlock()
 	if ml != nil {
 		ml.mu.Lock()
-		ml.dead = true
+		ml.kill()
 		ml.mu.Unlock()
 	}
 	return nil

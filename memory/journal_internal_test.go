@@ -5,8 +5,10 @@ package memory
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/paymock/paymock"
 	"github.com/paymock/paymock/internal/journaltest"
@@ -79,7 +81,7 @@ func TestJournal_AnAppendWaitingOnAForgottenBookLandsInTheNewOne(t *testing.T) {
 	j.mu.Lock()
 	delete(j.merchants, "acme")
 	j.mu.Unlock()
-	old.dead = true
+	old.kill()
 	old.mu.Unlock()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -90,5 +92,26 @@ func TestJournal_AnAppendWaitingOnAForgottenBookLandsInTheNewOne(t *testing.T) {
 	}
 	if old.entries() != 1 {
 		t.Errorf("the forgotten book holds %d entries; want its one from before", old.entries())
+	}
+}
+
+// A merchant that made one request holds one book: at 48 bytes it stays
+// in the allocator's 48-byte class (an idle open-mode merchant's whole
+// cost is bounded near 512 bytes; the next class is 64).
+func TestMerchantLog_FitsInFortyEightBytes(t *testing.T) {
+	if n := unsafe.Sizeof(merchantLog{}); n > 48 {
+		t.Errorf("merchantLog is %d bytes, want at most 48", n)
+	}
+}
+
+func TestCountRecord_ACountStopsAtItsMostRatherThanWrapping(t *testing.T) {
+	ml := &merchantLog{bound: -1}
+	r := journaltest.Record("req_1", "createPayment", 201)
+	r.Counted = true
+	ml.countRecord(1, r, 1)
+	ml.firstCall.calls = math.MaxInt32
+	ml.countRecord(1, r, 1)
+	if got := ml.firstCall.calls; got != math.MaxInt32 {
+		t.Errorf("a count at its most went to %d", got)
 	}
 }
