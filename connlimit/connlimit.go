@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -44,33 +45,70 @@ func FromFileLimit() int {
 	return ForFileLimit(rl.Cur)
 }
 
-// held is one connection the limiter counts.
-type held struct {
-	conn     net.Conn
-	state    http.ConnState
-	handling int       // requests of the connection inside the handler
-	since    time.Time // of the last change of state
-}
+// Resolution is how late past its deadline a connection's read or write
+// may be cut: the period of the limiter's sweep.
+const Resolution = 100 * time.Millisecond
 
 // Limiter holds at most its bound of connections. Install it with
 // Listen, Server and Handler together; it is safe for concurrent use.
 type Limiter struct {
 	max int
 
+	order atomic.Int64 // orders the connections' changes of state
+	now   atomic.Int64 // Unix nanoseconds at the last sweep (or New)
+
 	mu    sync.Mutex
-	conns map[net.Conn]*held
+	conns map[*conn]struct{}
 }
 
 // New makes a limiter of n connections (at least 1).
 func New(n int) *Limiter {
-	return &Limiter{max: max(n, 1), conns: make(map[net.Conn]*held)}
+	l := &Limiter{max: max(n, 1), conns: make(map[*conn]struct{})}
+	l.now.Store(time.Now().UnixNano())
+	return l
 }
 
 // Max is the bound.
 func (l *Limiter) Max() int { return l.max }
 
-// Listen wraps ln so that its Accept holds to the bound.
-func (l *Limiter) Listen(ln net.Listener) net.Listener { return &listener{Listener: ln, l: l} }
+// Listen wraps ln so that its Accept holds to the bound. The limiter
+// sweeps the connections' deadlines until the listener is closed.
+func (l *Limiter) Listen(ln net.Listener) net.Listener {
+	done := make(chan struct{})
+	go l.sweep(done)
+	return &listener{Listener: ln, l: l, done: done}
+}
+
+// sweep cuts, each Resolution, the reads and writes whose deadline has
+// passed. It stops once done is closed and no connection is left: a
+// server shutting down has closed its listener, and its requests under
+// way keep their deadlines.
+func (l *Limiter) sweep(done <-chan struct{}) {
+	t := time.NewTicker(Resolution)
+	defer t.Stop()
+	var held []*conn
+	for now := range t.C {
+		n := now.UnixNano()
+		l.now.Store(n)
+		l.mu.Lock()
+		for c := range l.conns {
+			held = append(held, c)
+		}
+		l.mu.Unlock()
+		for _, c := range held {
+			c.sweep(n)
+		}
+		if len(held) == 0 {
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+		clear(held) // hold no closed connection until the next sweep
+		held = held[:0]
+	}
+}
 
 // Server sets srv's ConnState and ConnContext hooks, which the limiter
 // needs to know what each connection is doing; hooks already set still
@@ -99,39 +137,34 @@ type connKey struct{}
 // retry does not bring back.
 func (l *Limiter) Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, _ := r.Context().Value(connKey{}).(net.Conn)
-		l.mark(c, +1)
-		defer l.mark(c, -1)
+		c, _ := r.Context().Value(connKey{}).(*conn)
+		if c == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		c.handling.Add(1)
+		defer c.handling.Add(-1)
 		h.ServeHTTP(w, r)
 	})
-}
-
-func (l *Limiter) mark(c net.Conn, d int) {
-	if c == nil {
-		return
-	}
-	l.mu.Lock()
-	if e := l.conns[c]; e != nil {
-		e.handling += d
-	}
-	l.mu.Unlock()
 }
 
 // connState follows a connection's state. A connection leaves the count
 // only when the server says it is closed or hijacked (or when admit
 // closes it), never on the Close of another goroutine alone.
-func (l *Limiter) connState(c net.Conn, s http.ConnState) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e := l.conns[c]
-	if e == nil {
+func (l *Limiter) connState(nc net.Conn, s http.ConnState) {
+	c, ok := nc.(*conn)
+	if !ok || c.l != l {
 		return
 	}
 	switch s {
 	case http.StateClosed, http.StateHijacked:
+		l.mu.Lock()
 		delete(l.conns, c)
+		l.mu.Unlock()
+		c.release()
 	default:
-		e.state, e.since = s, time.Now()
+		c.state.Store(int32(s))
+		c.since.Store(l.order.Add(1))
 	}
 }
 
@@ -145,7 +178,7 @@ func (l *Limiter) Open() int {
 // admit counts c in, first making room at the bound; false when there is
 // none to make and c must be refused. The connection closed for room,
 // if any, is returned for the caller to close outside the lock.
-func (l *Limiter) admit(c net.Conn) (ok bool, evict net.Conn) {
+func (l *Limiter) admit(c *conn) (ok bool, evict *conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.conns) >= l.max {
@@ -155,7 +188,9 @@ func (l *Limiter) admit(c net.Conn) (ok bool, evict net.Conn) {
 		}
 		delete(l.conns, evict)
 	}
-	l.conns[c] = &held{conn: c, state: http.StateNew, since: time.Now()}
+	c.state.Store(int32(http.StateNew))
+	c.since.Store(l.order.Add(1))
+	l.conns[c] = struct{}{}
 	return true, evict
 }
 
@@ -163,34 +198,41 @@ func (l *Limiter) admit(c net.Conn) (ok bool, evict net.Conn) {
 // idle keep-alive one, else the oldest one not yet inside the handler (a
 // client still sending its request line and headers); nil when every
 // connection is serving a request.
-func (l *Limiter) spareLocked() net.Conn {
-	var idle, reading *held
-	for _, e := range l.conns {
+func (l *Limiter) spareLocked() *conn {
+	var idle, reading *conn
+	for c := range l.conns {
+		state, since := http.ConnState(c.state.Load()), c.since.Load()
 		switch {
-		case e.handling > 0:
-		case e.state == http.StateIdle:
-			if idle == nil || e.since.Before(idle.since) {
-				idle = e
+		case c.handling.Load() > 0:
+		case state == http.StateIdle:
+			if idle == nil || since < idle.since.Load() {
+				idle = c
 			}
-		case e.state == http.StateNew || e.state == http.StateActive:
-			if reading == nil || e.since.Before(reading.since) {
-				reading = e
+		case state == http.StateNew || state == http.StateActive:
+			if reading == nil || since < reading.since.Load() {
+				reading = c
 			}
 		}
 	}
-	switch {
-	case idle != nil:
-		return idle.conn
-	case reading != nil:
-		return reading.conn
+	if idle != nil {
+		return idle
 	}
-	return nil
+	return reading
 }
 
 // listener is a net.Listener under a Limiter.
 type listener struct {
 	net.Listener
 	l *Limiter
+
+	closeOnce sync.Once
+	done      chan struct{} // closed with the listener: the sweep stops
+}
+
+// Close closes the listener and stops the limiter's sweep.
+func (ln *listener) Close() error {
+	ln.closeOnce.Do(func() { close(ln.done) })
+	return ln.Listener.Close()
 }
 
 // Accept returns the next connection the bound lets in. A connection
@@ -198,10 +240,11 @@ type listener struct {
 // and may try again, as after a server's idle timeout.
 func (ln *listener) Accept() (net.Conn, error) {
 	for {
-		c, err := ln.Listener.Accept()
+		nc, err := ln.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
+		c := &conn{Conn: nc, l: ln.l}
 		ok, evict := ln.l.admit(c)
 		if evict != nil {
 			_ = evict.Close()

@@ -6,7 +6,6 @@ package mockserver
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -117,7 +116,7 @@ func resetConnection(w http.ResponseWriter) {
 	if err != nil {
 		panic(http.ErrAbortHandler) // HTTP/2 and others: abort the stream
 	}
-	if tc, ok := conn.(*net.TCPConn); ok {
+	if tc, ok := conn.(interface{ SetLinger(int) error }); ok { // a *net.TCPConn, or connlimit's hold of one
 		_ = tc.SetLinger(0)
 	}
 	_ = conn.Close()

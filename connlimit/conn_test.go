@@ -1,0 +1,185 @@
+// Tests of the held connections' coarse deadlines, over real loopback
+// connections.
+
+package connlimit
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// safetyNet ends a test whose connection was never cut: the client
+// closes, and the server's read sees the end of the stream instead of
+// its deadline.
+const safetyNet = 10 * time.Second
+
+// pair is a connection accepted through a limiter and its client's end.
+func pair(t *testing.T) (server net.Conn, client net.Conn) {
+	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := New(8).Listen(inner)
+	t.Cleanup(func() { _ = ln.Close() })
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
+	go func() { time.Sleep(safetyNet); _ = client.Close() }()
+	return server, client
+}
+
+func TestConn_ACallPastItsDeadlineIsCut(t *testing.T) {
+	tests := []struct {
+		name string
+		cut  func(c net.Conn) error // sets a deadline, then blocks until cut
+	}{
+		{"a read, its deadline ahead", func(c net.Conn) error {
+			_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			_, err := c.Read(make([]byte, 1))
+			return err
+		}},
+		{"a read, its deadline from SetDeadline", func(c net.Conn) error {
+			_ = c.SetDeadline(time.Now().Add(50 * time.Millisecond))
+			_, err := c.Read(make([]byte, 1))
+			return err
+		}},
+		{"a read under way, a deadline already past", func(c net.Conn) error {
+			go func() { time.Sleep(50 * time.Millisecond); _ = c.SetReadDeadline(time.Unix(1, 0)) }()
+			_, err := c.Read(make([]byte, 1))
+			return err
+		}},
+		{"a write its client does not read", func(c net.Conn) error {
+			_ = c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			chunk := make([]byte, 1<<20)
+			for {
+				if _, err := c.Write(chunk); err != nil {
+					return err
+				}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			server, _ := pair(t)
+			if err := tt.cut(server); !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("the call ended with %v, want its deadline exceeded", err)
+			}
+		})
+	}
+}
+
+func TestConn_ADeadlineClearedAfterACutReadsAgain(t *testing.T) {
+	// net/http's pattern: its background read is cut by a deadline in the
+	// past, and the deadline cleared before the next request is read.
+	server, client := pair(t)
+	_ = server.SetReadDeadline(time.Unix(1, 0))
+	if _, err := server.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a read past its deadline: %v, want its deadline exceeded", err)
+	}
+	for _, next := range []time.Time{{}, time.Now().Add(time.Hour)} {
+		_ = server.SetReadDeadline(next)
+		if _, err := client.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.Read(make([]byte, 1)); err != nil {
+			t.Fatalf("a read after the deadline was set to %v: %v, want the byte sent", next, err)
+		}
+	}
+}
+
+func TestConn_AHijackedConnectionKeepsItsDeadlines(t *testing.T) {
+	// A hijacked connection leaves the limiter's sweep: its deadlines must
+	// go to the connection itself, or nothing would ever cut it.
+	l := New(8)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	srv := &http.Server{Handler: l.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		c, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			got <- err
+			return
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		_, err = c.Read(make([]byte, 1))
+		got <- err
+	}))}
+	l.Server(srv)
+	go func() { _ = srv.Serve(l.Listen(inner)) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	client, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if _, err := io.WriteString(client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("the hijacked read ended with %v, want its deadline exceeded", err)
+		}
+	case <-time.After(safetyNet):
+		t.Fatal("the hijacked connection's read was never cut")
+	}
+}
+
+func TestLimiter_KeepsServingOverItsHeldConnections(t *testing.T) {
+	// Keep-alive requests through the limiter, its deadlines set and moved
+	// by net/http each request, are all answered on one connection.
+	l := New(8)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{
+		Handler: l.Handler(AnswerWithin(time.Minute, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = io.WriteString(w, "ok")
+		}))),
+		ReadHeaderTimeout: time.Minute, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: time.Minute,
+	}
+	l.Server(srv)
+	go func() { _ = srv.Serve(l.Listen(inner)) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	client, err := net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	_ = client.SetDeadline(time.Now().Add(safetyNet))
+	br := bufio.NewReader(client)
+	for i := range 200 {
+		if _, err := io.WriteString(client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "ok" {
+			t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
+		}
+	}
+	if n := l.Open(); n != 1 {
+		t.Errorf("the limiter holds %d connections, want the one", n)
+	}
+}
