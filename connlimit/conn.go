@@ -45,26 +45,28 @@ type deadline struct {
 // set records t as the deadline; set calls apply with the deadline for
 // the connection itself, when it is past, cleared or no longer swept.
 func (d *deadline) set(l *Limiter, t time.Time, apply func(time.Time) error) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.direct {
-		return apply(t)
+	var w int64 // none
+	if !t.IsZero() {
+		w = t.UnixNano()
 	}
-	if !t.IsZero() && t.UnixNano() <= l.now.Load() {
+	d.mu.Lock()
+	switch {
+	case d.direct:
+	case w != 0 && w <= l.now.Load(): // past: cut a call under way now
 		d.want.Store(0)
 		d.applied = true
-		return apply(t)
-	}
-	if t.IsZero() {
-		d.want.Store(0)
-	} else {
-		d.want.Store(t.UnixNano())
-	}
-	if d.applied {
+	case d.applied: // an earlier cut is still on the connection
+		d.want.Store(w)
 		d.applied = false
-		return apply(time.Time{})
+		t = time.Time{}
+	default:
+		d.want.Store(w)
+		d.mu.Unlock()
+		return nil
 	}
-	return nil
+	err := apply(t)
+	d.mu.Unlock()
+	return err
 }
 
 // expire hands a deadline that has passed by now to the connection, which
