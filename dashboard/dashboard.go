@@ -49,8 +49,15 @@ const Prefix = "/dashboard"
 // since sign-in ends the sessions it opened at once. An error wrapping
 // paymock.ErrUnavailable says nothing of the key: the session is kept.
 type Authenticator interface {
-	Authenticate(ctx context.Context, key string) (*paymock.Merchant, error)
+	// Visit returns the key's merchant, held until the Visit's End: a
+	// merchant is not evicted or forgotten while a request of it is under
+	// way (merchants.Registry.Visit), so that a form does not write into,
+	// nor a page read, a merchant the sandbox has let go.
+	Visit(ctx context.Context, key string) (*paymock.Merchant, Visit, error)
 }
+
+// Visit is a request's hold on its merchant, which End lets go.
+type Visit = interface{ End() }
 
 // Payments reads a merchant's payments (paymock.Store implements it). An id
 // of another merchant is an error wrapping paymock.ErrNotFound.

@@ -43,6 +43,11 @@ type fakeSandbox struct {
 	down      bool // the database cannot be reached: see setDown
 	// refusals are what the sandbox refuses, by method name: see refuse.
 	refusals map[string]error
+	// held counts each merchant's visits not ended yet (Visit), and
+	// endedTwice the visits ended more than once: the harness checks
+	// both are zero once its server has closed.
+	held       map[string]int
+	endedTwice int
 }
 
 // refuse makes the method of that name refuse every call with err, as the
@@ -116,6 +121,7 @@ func newFakeSandbox() *fakeSandbox {
 		requests:  make(map[string][]dashboard.Request),
 		reports:   make(map[string]dashboard.Report),
 		refusals:  make(map[string]error),
+		held:      make(map[string]int),
 	}
 	for name, key := range map[string]string{"acme": acmeKey, "globex": globexKey} {
 		f.merchants[name] = &paymock.Merchant{ID: name, Name: name}
@@ -151,6 +157,58 @@ func (f *fakeSandbox) Authenticate(_ context.Context, key string) (*paymock.Merc
 		return nil, paymock.ErrUnknownKey
 	}
 	return f.merchants[k.merchantID], nil
+}
+
+// Visit is Authenticate with the merchant held until the Visit's End, as
+// merchants.Registry's is; holding tells how many visits it has under way.
+func (f *fakeSandbox) Visit(ctx context.Context, key string) (*paymock.Merchant, dashboard.Visit, error) {
+	m, err := f.Authenticate(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held[m.ID]++
+	return m, &fakeVisit{f: f, merchantID: m.ID}, nil
+}
+
+// holding is how many visits of the merchant have not ended.
+func (f *fakeSandbox) holding(merchantID string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.held[merchantID]
+}
+
+// unended lists the merchants with visits not ended, and how many visits
+// were ended twice.
+func (f *fakeSandbox) unended() (map[string]int, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]int)
+	for id, n := range f.held {
+		if n != 0 {
+			out[id] = n
+		}
+	}
+	return out, f.endedTwice
+}
+
+// fakeVisit is one visit of the fake sandbox.
+type fakeVisit struct {
+	f          *fakeSandbox
+	merchantID string
+	ended      bool // under f.mu
+}
+
+func (v *fakeVisit) End() {
+	v.f.mu.Lock()
+	defer v.f.mu.Unlock()
+	if v.ended {
+		v.f.endedTwice++
+		return
+	}
+	v.ended = true
+	v.f.held[v.merchantID]--
 }
 
 func (f *fakeSandbox) Get(ctx context.Context, merchantID, id string) (paymock.Payment, error) {

@@ -74,6 +74,13 @@ func newHarness(t testing.TB, edit func(*dashboard.Config)) *harness {
 	mux.Handle(dashboard.Prefix, d)
 	mux.Handle(dashboard.Prefix+"/", d)
 	h.srv = httptest.NewServer(mux)
+	t.Cleanup(func() {
+		// Once the server has closed, every request has let its
+		// merchant go, once (fakeSandbox.Visit).
+		if held, twice := h.fake.unended(); len(held) > 0 || twice > 0 {
+			t.Errorf("after the last request, merchants still held by visits never ended: %v; visits ended twice: %d", held, twice)
+		}
+	})
 	t.Cleanup(h.srv.Close)
 	return h
 }

@@ -69,6 +69,7 @@ func (d *Dashboard) handleElsewhere(w http.ResponseWriter, r *http.Request) {
 	const heading = "Method not allowed"
 	pv := view{Title: heading}
 	if v, _ := d.visitOf(r); v != nil {
+		defer v.end()
 		pv = v.view(heading, "")
 	}
 	pv.Data = messageData{Code: http.StatusMethodNotAllowed, Heading: heading,
@@ -77,12 +78,24 @@ func (d *Dashboard) handleElsewhere(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusMethodNotAllowed, "message", pv)
 }
 
-// visit is one request of a signed-in browser.
+// visit is one request of a signed-in browser. It holds its merchant
+// (held) from visitOf until end, called when the handler has returned.
 type visit struct {
 	token string // the session cookie's value
 	s     session
 	m     *paymock.Merchant
+	held  Visit // m's hold: not evicted or forgotten while it lasts
 	notes notes // what the last post left to show; only pages take them
+}
+
+// end lets the visit's merchant go: the request is over.
+func (v *visit) end() { letGo(v.held) }
+
+// letGo ends a hold on a merchant, if there is one.
+func letGo(held Visit) {
+	if held != nil {
+		held.End()
+	}
 }
 
 // view starts the layout of a signed-in page, with the notes the last
@@ -119,7 +132,10 @@ const (
 )
 
 // visitOf finds the browser's session and asks again whose its key is.
-// Without a visit, why says what stands in the way.
+// Without a visit, why says what stands in the way. A visit holds its
+// merchant until its end, which the caller defers: a request that acts
+// for a merchant never outlives the registry's hold on it, as an API
+// request does not.
 func (d *Dashboard) visitOf(r *http.Request) (v *visit, why absence) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
@@ -129,7 +145,7 @@ func (d *Dashboard) visitOf(r *http.Request) (v *visit, why absence) {
 	if !ok {
 		return nil, ended
 	}
-	m, err := d.cfg.Auth.Authenticate(r.Context(), s.key)
+	m, held, err := d.cfg.Auth.Visit(r.Context(), s.key)
 	if errors.Is(err, paymock.ErrUnavailable) {
 		// An outage is not a revocation: ending the session would sign
 		// every browser out for as long as the database is away.
@@ -137,11 +153,12 @@ func (d *Dashboard) visitOf(r *http.Request) (v *visit, why absence) {
 		return nil, unreachable
 	}
 	if err != nil || m == nil || m.ID != s.merchantID {
+		letGo(held) // another merchant's now: this session acts for none
 		d.sessions.end(c.Value)
 		d.log.InfoContext(r.Context(), "dashboard session ended: its api key no longer signs in", "merchant", s.merchantID)
 		return nil, ended
 	}
-	return &visit{token: c.Value, s: s, m: m}, signedOut
+	return &visit{token: c.Value, s: s, m: m, held: held}, signedOut
 }
 
 // page wraps a handler that shows a page: a browser that is not signed in
@@ -162,6 +179,7 @@ func (d *Dashboard) page(fn func(http.ResponseWriter, *http.Request, *visit)) ht
 			http.Redirect(w, r, Prefix+"/sign-in?"+q.Encode(), http.StatusSeeOther)
 			return
 		}
+		defer v.end()
 		var left bool
 		if v.notes, left = d.sessions.takeNotes(v.token); left {
 			d.turnPages(w) // the page left showed a post's note: not to come back
@@ -190,6 +208,7 @@ func (d *Dashboard) action(fn func(http.ResponseWriter, *http.Request, *visit)) 
 			d.showSignIn(w, r, http.StatusUnauthorized, msg, "")
 			return
 		}
+		defer v.end()
 		if err := d.crossOrigin.Check(r); err != nil {
 			d.log.InfoContext(r.Context(), "dashboard post refused: cross-origin", "merchant", v.m.ID, "path", r.URL.Path)
 			d.message(w, r, v, http.StatusForbidden, "Request refused",
@@ -272,6 +291,7 @@ type signInData struct {
 func (d *Dashboard) handleHome(w http.ResponseWriter, r *http.Request) {
 	v, why := d.visitOf(r)
 	if v != nil {
+		v.end()
 		http.Redirect(w, r, Prefix+"/payments", http.StatusSeeOther)
 		return
 	}
@@ -287,6 +307,7 @@ func (d *Dashboard) handleSignInPage(w http.ResponseWriter, r *http.Request) {
 	next := localPath(r.URL.Query().Get("next"))
 	v, why := d.visitOf(r)
 	if v != nil {
+		v.end()
 		if next == "" {
 			next = Prefix + "/payments"
 		}
@@ -340,7 +361,7 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := strings.TrimSpace(r.PostForm.Get("api_key"))
-	m, err := d.cfg.Auth.Authenticate(r.Context(), key)
+	m, held, err := d.cfg.Auth.Visit(r.Context(), key)
 	if errors.Is(err, paymock.ErrUnavailable) {
 		// The key may well be good: say so, rather than that it was
 		// refused, and keep the form's cookie for another try.
@@ -349,10 +370,12 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil || m == nil {
+		letGo(held)
 		d.log.InfoContext(r.Context(), "dashboard sign-in refused")
 		d.showSignIn(w, r, http.StatusUnauthorized, "That API key was not accepted. Check it and try again.", next)
 		return
 	}
+	defer letGo(held) // the session is opened for a merchant held
 	if old, err := r.Cookie(sessionCookie); err == nil {
 		d.sessions.end(old.Value) // a fresh session on every sign-in: no fixation
 	}

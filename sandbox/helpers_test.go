@@ -68,6 +68,8 @@ type envConfig struct {
 	webhookTimeout time.Duration
 	egress         *egress.Policy // nil: the default policy
 	logLevel       *slog.Level    // nil: debug, so that tests see every line
+	// wrap is served around the sandbox's handler; nil: none.
+	wrap func(http.Handler) http.Handler
 }
 
 // expectingOutage lets the server answer 503 store_unavailable, which a
@@ -148,6 +150,12 @@ func withMerchants(ms ...paymock.Merchant) envOption {
 
 func withBodyLimit(n int64) envOption { return func(c *envConfig) { c.bodyLimit = n } }
 
+// wrappedIn serves the sandbox's handler inside wrap, which may watch or
+// pause the requests it passes on.
+func wrappedIn(wrap func(http.Handler) http.Handler) envOption {
+	return func(c *envConfig) { c.wrap = wrap }
+}
+
 // expectingViolations is for the tests that make the server break its
 // own contract on purpose: its 500 response_contract_violation answers
 // and the violations it logs do not fail the test. Every answer is still
@@ -221,6 +229,9 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	sb.Start()
 	t.Cleanup(func() { _ = sb.Close(context.Background()) })
 	srv.Config.Handler = sb.Handler()
+	if cfg.wrap != nil {
+		srv.Config.Handler = cfg.wrap(srv.Config.Handler)
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	env := &testEnv{t: t, srv: srv, URL: srv.URL, sb: sb, store: sb.Store(), clocks: sb.Clocks(), logs: logs,
