@@ -27,7 +27,7 @@ func BenchmarkServe(b *testing.B) {
 			}
 			srv := &http.Server{Handler: ok, ReadHeaderTimeout: 10 * time.Second}
 			if bb.limited {
-				l := New(DefaultMax)
+				l := New(Config{Max: DefaultMax})
 				srv.Handler = l.Handler(AnswerWithin(time.Minute, ok))
 				l.Server(srv)
 				ln = l.Listen(ln)

@@ -97,6 +97,20 @@ func (d *deadline) release(apply func(time.Time) error) {
 	d.direct = true
 }
 
+// Write writes b, or, when b is one of net/http's own refusals and the
+// limiter has words for them, the refusal in those words.
+func (c *conn) Write(b []byte) (int, error) {
+	if f := c.l.refusal; f != nil {
+		if out, ok := reword(f, b); ok {
+			if _, err := c.Conn.Write(out); err != nil {
+				return 0, err
+			}
+			return len(b), nil
+		}
+	}
+	return c.Conn.Write(b)
+}
+
 func (c *conn) SetReadDeadline(t time.Time) error {
 	return c.read.set(c.l, t, c.Conn.SetReadDeadline)
 }

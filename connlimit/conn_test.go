@@ -27,7 +27,7 @@ func pair(t *testing.T) (server net.Conn, client net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := New(8).Listen(inner)
+	ln := New(Config{Max: 8}).Listen(inner)
 	t.Cleanup(func() { _ = ln.Close() })
 	client, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -104,7 +104,7 @@ func TestConn_ADeadlineClearedAfterACutReadsAgain(t *testing.T) {
 func TestConn_AHijackedConnectionKeepsItsDeadlines(t *testing.T) {
 	// A hijacked connection leaves the limiter's sweep: its deadlines must
 	// go to the connection itself, or nothing would ever cut it.
-	l := New(8)
+	l := New(Config{Max: 8})
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func TestConn_AHijackedConnectionKeepsItsDeadlines(t *testing.T) {
 func TestLimiter_KeepsServingOverItsHeldConnections(t *testing.T) {
 	// Keep-alive requests through the limiter, its deadlines set and moved
 	// by net/http each request, are all answered on one connection.
-	l := New(8)
+	l := New(Config{Max: 8})
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

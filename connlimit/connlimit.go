@@ -52,7 +52,8 @@ const Resolution = 100 * time.Millisecond
 // Limiter holds at most its bound of connections. Install it with
 // Listen, Server and Handler together; it is safe for concurrent use.
 type Limiter struct {
-	max int
+	max     int
+	refusal Refusal // Config.Refusal
 
 	order atomic.Int64 // orders the connections' changes of state
 	now   atomic.Int64 // Unix nanoseconds at the last sweep (or New)
@@ -61,9 +62,18 @@ type Limiter struct {
 	conns map[*conn]struct{}
 }
 
-// New makes a limiter of n connections (at least 1).
-func New(n int) *Limiter {
-	l := &Limiter{max: max(n, 1), conns: make(map[*conn]struct{})}
+// Config configures a Limiter.
+type Config struct {
+	// Max is the most connections held at once (at least 1).
+	Max int
+	// Refusal, when set, words the answers net/http writes itself to
+	// requests it cannot parse (refusal.go), which no handler sees.
+	Refusal Refusal
+}
+
+// New makes a limiter.
+func New(cfg Config) *Limiter {
+	l := &Limiter{max: max(cfg.Max, 1), refusal: cfg.Refusal, conns: make(map[*conn]struct{})}
 	l.now.Store(time.Now().UnixNano())
 	return l
 }

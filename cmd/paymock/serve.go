@@ -18,6 +18,7 @@ import (
 	"github.com/paymock/paymock/lifecycle"
 	"github.com/paymock/paymock/memory"
 	"github.com/paymock/paymock/merchants"
+	"github.com/paymock/paymock/mockserver"
 	"github.com/paymock/paymock/postgres"
 	"github.com/paymock/paymock/sandbox"
 )
@@ -62,7 +63,7 @@ func (l serverLimits) conns() *connlimit.Limiter {
 	if n == 0 {
 		n = connlimit.FromFileLimit()
 	}
-	return connlimit.New(n)
+	return connlimit.New(connlimit.Config{Max: n, Refusal: mockserver.HTTPRefusal(l.maxHeaderBytes)})
 }
 
 // defaultLimits are the limits of the binary; tests shorten them through

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/faults"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/merchants"
@@ -372,9 +373,22 @@ func TestRun_RefusesHeadersPastTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("GET with %d bytes of headers = %d, want 431", 2*testLimits.maxHeaderBytes, resp.StatusCode)
+	}
+	// Go's HTTP server refuses it before any handler: its answer is still
+	// an error of the contract's one shape, naming the bound.
+	docs, err := contract.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := docs.Service.ValidateError(body); err != nil {
+		t.Errorf("the 431's body %s breaks the Error schema: %v", body, err)
+	}
+	if want := `"code":"headers_too_large","message":"the request line and headers are larger than the 4 KiB the server reads"`; !strings.Contains(string(body), want) {
+		t.Errorf("the 431's body is %s, want it to hold %s", body, want)
 	}
 	// Headers under the limit are served.
 	req.Header.Set("X-Pad", strings.Repeat("x", testLimits.maxHeaderBytes/4))
