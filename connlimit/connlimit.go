@@ -5,6 +5,10 @@
 // longest idle keep-alive connection, or else the oldest one still
 // sending its request line and headers. Only when every connection held
 // is inside a handler is the new one refused.
+//
+// Holding each connection, the limiter also keeps its deadlines (a sweep
+// cuts the calls past theirs, conn.go) and words the refusals net/http
+// writes to it before any handler runs (refusal.go).
 package connlimit
 
 import (
