@@ -45,6 +45,9 @@ type paymentModel struct {
 // wireKeys, and of the nested objects' values.
 type paymentKeys struct {
 	values []*check
+	// also are the checks of a value that a second schema of an allOf
+	// checks too (a created payment's cancel_url): it must pass both.
+	also []keyCheck
 	// customer's id, email and name; next_action's url.
 	customer []*check
 	nextURL  *check
@@ -95,7 +98,7 @@ func (d *Document) compilePaymentModels() {
 }
 
 func resolvePaymentKeys(k *check, keys []string) *paymentKeys {
-	subs, ok := objectKeys(k, keys)
+	subs, also, ok := objectKeys(k, keys)
 	if !ok {
 		return nil
 	}
@@ -104,14 +107,21 @@ func resolvePaymentKeys(k *check, keys []string) *paymentKeys {
 	for i, key := range keys {
 		pk.values[slices.Index(all, key)] = subs[i]
 	}
-	cus, ok := objectKeys(pk.values[wkCustomer], []string{"id", "email", "name"})
-	if !ok {
+	for _, a := range also {
+		i := slices.Index(all, keys[a.key])
+		if !wireScalar(i) {
+			return nil // a nested object checked twice: the bytes decide
+		}
+		pk.also = append(pk.also, keyCheck{key: i, k: a.k})
+	}
+	cus, also, ok := objectKeys(pk.values[wkCustomer], []string{"id", "email", "name"})
+	if !ok || len(also) > 0 {
 		return nil
 	}
 	pk.customer = cus
 	if next := pk.values[wkNextAction]; next != nil {
-		url, ok := objectKeys(next, []string{"url"})
-		if !ok {
+		url, also, ok := objectKeys(next, []string{"url"})
+		if !ok || len(also) > 0 {
 			return nil
 		}
 		pk.next, pk.nextURL = next, url[0]
@@ -122,43 +132,50 @@ func resolvePaymentKeys(k *check, keys []string) *paymentKeys {
 	return pk
 }
 
+// keyCheck is one more check of the value of a key (an index).
+type keyCheck struct {
+	key int
+	k   *check
+}
+
 // objectKeys resolves an object check for an object of exactly these
 // keys, all distinct: the check of each key's value (nil where none
-// applies), as check.object finds them. False where the check's verdict
-// on such an object depends on more than its values' verdicts: a keyword
-// of the object itself (not, oneOf, anyOf, enum), a required key not
-// among them, a key it refuses, more keys than it allows, or a key whose
-// value two schemas of an allOf check.
-func objectKeys(k *check, keys []string) ([]*check, bool) {
+// applies), as check.object finds them, and the further checks of a
+// value that more than one schema of an allOf checks (also). False where
+// the check's verdict on such an object depends on more than its values'
+// verdicts: a keyword of the object itself (not, oneOf, anyOf, enum), a
+// required key not among them, a key it refuses, or more keys than it
+// allows.
+func objectKeys(k *check, keys []string) (subs []*check, also []keyCheck, ok bool) {
 	if k == nil || k.unsupported || k.empty || k.not != nil || len(k.oneOf)+len(k.anyOf) > 0 ||
 		len(k.enum) > 0 || k.types&typeObject == 0 || len(k.required) > 64 ||
 		k.maxProps != nil && uint64(len(keys)) > *k.maxProps {
-		return nil, false
+		return nil, nil, false
 	}
-	subs, ok := ownObjectKeys(k, keys)
-	if !ok {
-		return nil, false
+	if subs, ok = ownObjectKeys(k, keys); !ok {
+		return nil, nil, false
 	}
 	// An allOf holds where each of its schemas does: a created payment is
-	// a Payment plus a schema that only requires cancel_url. Each schema's
-	// verdict must come from the values' verdicts too, and a value checked
-	// by two of them has no one check to resolve to.
+	// a Payment plus a schema that requires cancel_url, and checks it. Each
+	// schema's verdict must come from the values' verdicts too; a value
+	// two of them check must pass both.
 	for _, member := range k.allOf {
-		ms, ok := objectKeys(member, keys)
+		ms, mAlso, ok := objectKeys(member, keys)
 		if !ok {
-			return nil, false
+			return nil, nil, false
 		}
+		also = append(also, mAlso...)
 		for i, c := range ms {
 			switch {
-			case c == nil:
-			case subs[i] != nil && subs[i] != c:
-				return nil, false
+			case c == nil || subs[i] == c:
+			case subs[i] != nil:
+				also = append(also, keyCheck{key: i, k: c})
 			default:
 				subs[i] = c
 			}
 		}
 	}
-	return subs, true
+	return subs, also, true
 }
 
 // ownObjectKeys is objectKeys of k's own keywords, its allOf aside.
@@ -228,10 +245,62 @@ func (m *paymentModel) valid(w *paymock.WirePayment) bool {
 	} else if pk.next != nil && !stringValid(pk.nextURL, w.NextAction.URL) {
 		return false
 	}
+	for _, a := range pk.also {
+		if !scalarValid(a.k, w, a.key) {
+			return false
+		}
+	}
 	if w.CompletedAt == nil {
 		return pk.completedNull == valid
 	}
 	return stringValid(v[wkCompletedAt], *w.CompletedAt)
+}
+
+// wireScalar reports whether the key of index i in wireKeys holds a
+// string or raw JSON of its own, which scalarValid can check.
+func wireScalar(i int) bool {
+	switch i {
+	case wkCustomer, wkNextAction, wkPaymentMethod, wkCompletedAt:
+		return false
+	}
+	return true
+}
+
+// scalarValid is k's verdict on the value w writes for the key of index
+// i in wireKeys (a wireScalar one).
+func scalarValid(k *check, w *paymock.WirePayment, i int) bool {
+	switch i {
+	case wkAmount:
+		return rawValid(k, w.Amount)
+	case wkMetadata:
+		return rawValid(k, w.Metadata)
+	}
+	var s string
+	switch i {
+	case wkID:
+		s = w.ID
+	case wkCurrency:
+		s = string(w.Currency)
+	case wkStatus:
+		s = string(w.Status)
+	case wkDescription:
+		s = w.Description
+	case wkSuccessURL:
+		s = w.SuccessURL
+	case wkCancelURL:
+		s = w.CancelURL
+	case wkPaymentLink:
+		s = w.PaymentLink
+	case wkCreatedAt:
+		s = w.CreatedAt
+	case wkUpdatedAt:
+		s = w.UpdatedAt
+	case wkExpiresAt:
+		s = w.ExpiresAt
+	default:
+		return false
+	}
+	return stringValid(k, s)
 }
 
 // stringValid is k's verdict on a string node holding s (nil k: none

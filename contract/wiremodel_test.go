@@ -262,3 +262,26 @@ func BenchmarkValidatePaymentResponse(b *testing.B) {
 		}
 	})
 }
+
+func TestObjectKeys_AValueTwoSchemasOfAnAllOfCheckMustPassBoth(t *testing.T) {
+	short := uint64(3)
+	payment := &check{types: typeString}                    // the Payment's own check of the key
+	created := &check{types: typeString, maxLength: &short} // a second schema's stricter one
+	k := &check{types: typeObject, additional: true, props: map[string]*check{"cancel_url": payment},
+		allOf: []*check{{types: typeObject, additional: true, required: []string{"cancel_url"},
+			props: map[string]*check{"cancel_url": created}}}}
+	subs, also, ok := objectKeys(k, []string{"id", "cancel_url"})
+	if !ok {
+		t.Fatal("objectKeys gave up on a value two schemas check")
+	}
+	if subs[1] != payment || len(also) != 1 || also[0].key != 1 || also[0].k != created {
+		t.Fatalf("subs %v also %v, want the Payment's check and the second schema's beside it", subs, also)
+	}
+	w := &paymock.WirePayment{CancelURL: "https://shop.example.com/no"}
+	if scalarValid(also[0].k, w, wkCancelURL) {
+		t.Error("a cancel_url the second schema refuses passed its check")
+	}
+	if w.CancelURL = "abc"; !scalarValid(also[0].k, w, wkCancelURL) {
+		t.Error("a cancel_url both schemas take was refused")
+	}
+}

@@ -3,7 +3,7 @@
 // openapi-fetch, as a TypeScript merchant would use them. The interop
 // tests generate the types, type-check this file strictly and run it.
 import createClient from "openapi-fetch";
-import type { paths } from "./schema";
+import type { components, paths } from "./schema";
 
 declare const process: { argv: string[]; exitCode: number };
 
@@ -41,6 +41,11 @@ async function main(): Promise<void> {
     }
     const p = created.data;
     same(p.amount, want, `create ${want}`);
+    // A create answer's cancel_url is there: it needs no guard.
+    const cancel: string = p.cancel_url;
+    if (!cancel.startsWith("https://")) {
+      throw new Error(`create ${want}: cancel_url ${JSON.stringify(cancel)}`);
+    }
     // Without a card payment_method is null, and the types say it can be:
     // reading it unguarded would not compile.
     if (p.payment_method !== null) {
@@ -54,6 +59,12 @@ async function main(): Promise<void> {
       throw new Error(`retrieve ${want}: ${got.response.status} ${JSON.stringify(got.error)}`);
     }
     same(got.data.amount, want, `retrieve ${want}`);
+    // A merchant's typed fixture of a create answer, made from a payment:
+    // it must compile (a create answer is a payment with its cancel_url).
+    const fixture: components["schemas"]["CreatedPayment"] = { ...got.data, cancel_url: cancel };
+    if (fixture.id !== p.id) {
+      throw new Error(`retrieve ${want}: id ${fixture.id}, want ${p.id}`);
+    }
     console.log(`${want} round-tripped as a ${form}`);
   }
 }
