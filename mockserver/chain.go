@@ -54,6 +54,10 @@ type exchange struct {
 	// (journalcarry.go).
 	carry   carrier
 	err     error  // the error answered, if any
+	// refusal is what the contract found in a request answered otherwise:
+	// a path id it refuses is answered as not found (badPathID), and the
+	// journal still says why the request broke the contract.
+	refusal error
 	refused bool   // by a check of the chain, before any handler ran
 	fault   string // the id of the fault rule that shaped the answer
 	faultBy string // how that rule was asked for, and what it does
@@ -348,6 +352,7 @@ func (s *Server) validateRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			x.refused = true
 			if notFound := s.badPathID(x, err); notFound != nil {
+				x.refusal = err
 				return notFound
 			}
 			return s.withRuleViolations(err, x)

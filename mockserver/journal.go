@@ -280,8 +280,13 @@ func (s *Server) journalRecord(c *echo.Context, x *exchange, status int, variant
 	}
 	if x.refused && x.err != nil {
 		// The entry lists what the answer did, bounded alike: it is kept
-		// for the journal's 10,000 requests, on every backend.
-		_, de := classify(x.err)
+		// for the journal's 10,000 requests, on every backend. A refusal
+		// answered as another error lists the contract's own words.
+		why := x.err
+		if x.refusal != nil {
+			why = x.refusal
+		}
+		_, de := classify(why)
 		de = de.Bounded()
 		e.Violations = de.Violations
 		if len(e.Violations) == 0 {

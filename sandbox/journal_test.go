@@ -70,6 +70,27 @@ func TestJournal_RecordsAcceptedAndRejectedRequests(t *testing.T) {
 	}
 }
 
+func TestJournal_AnIDTheContractRefusesIsAnsweredNotFoundAndJournaledForWhatItBroke(t *testing.T) {
+	env := newEnv(t)
+	long := strings.Repeat("x", 300) // past the id's maxLength of 255
+	if st, _, _ := env.do("GET", "/api/v1/payments/"+long, keyA, nil); st != 404 {
+		t.Fatalf("GET a 300-character id: %d, want 404 as for any id not the merchant's", st)
+	}
+	_, body, _ := env.do("GET", "/_sandbox/requests?violations=true", keyA, nil)
+	items := body["items"].([]any)
+	if len(items) != 1 {
+		t.Fatalf("%d violating entries, want the one retrieve", len(items))
+	}
+	vs := items[0].(map[string]any)["violations"].([]any)
+	v := vs[0].(map[string]any)
+	// What the request broke, not the answer it got: a gate reading the
+	// journal says why the call failed the contract.
+	if len(vs) != 1 || v["param"] != "id" || v["code"] == "resource_missing" ||
+		!strings.Contains(fmt.Sprint(v["message"]), "255") {
+		t.Errorf("the entry's violations are %v, want the id's length the contract refuses", vs)
+	}
+}
+
 func TestReport_CountsAndCoverageAreExact(t *testing.T) {
 	env := newEnv(t)
 	id := env.create(keyA, nil)                   // createPayment 201
