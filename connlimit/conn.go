@@ -22,9 +22,12 @@ type conn struct {
 	net.Conn
 	l *Limiter
 
-	state    atomic.Int32 // the http.ConnState net/http last gave
-	since    atomic.Int64 // the limiter's order of that change (older is smaller)
-	handling atomic.Int32 // requests of the connection inside the handler
+	state atomic.Int32 // the http.ConnState net/http last gave
+	since atomic.Int64 // the limiter's order of that change (older is smaller)
+	// serving: a request of the connection reached the handler, and its
+	// answer is not all written yet (net/http flushes the last of it
+	// after the handler returns, then marks the connection idle).
+	serving atomic.Bool
 
 	read, write deadline
 }

@@ -5,10 +5,12 @@ package connlimit
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -181,5 +183,41 @@ func TestLimiter_KeepsServingOverItsHeldConnections(t *testing.T) {
 	}
 	if n := l.Open(); n != 1 {
 		t.Errorf("the limiter holds %d connections, want the one", n)
+	}
+}
+
+func TestLimiter_AnAnswerStillBeingWrittenIsNeverClosedForRoom(t *testing.T) {
+	// net/http writes the last of an answer after the handler returns,
+	// and marks the connection idle only then: until it does, the
+	// connection is serving, not reading, whatever its age.
+	l := New(Config{Max: 2})
+	held := func() *conn {
+		a, b := net.Pipe()
+		t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+		c := &conn{Conn: a, l: l}
+		if ok, _ := l.admit(c); !ok {
+			t.Fatal("admit refused a connection under the bound")
+		}
+		l.connState(c, http.StateActive)
+		return c
+	}
+	flushing := held() // the older: its handler has returned, its answer not all out
+	ctx := context.WithValue(context.Background(), connKey{}, flushing)
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	l.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(httptest.NewRecorder(), req)
+	reading := held() // the newer: still sending its request line and headers
+
+	l.mu.Lock()
+	spare := l.spareLocked()
+	l.mu.Unlock()
+	if spare != reading {
+		t.Fatalf("the limiter would close %p for room, want the one still reading %p, not the one writing its answer %p", spare, reading, flushing)
+	}
+	l.connState(flushing, http.StateIdle) // its answer written
+	l.mu.Lock()
+	spare = l.spareLocked()
+	l.mu.Unlock()
+	if spare != flushing {
+		t.Errorf("once idle, the limiter would close %p, want the idle one %p", spare, flushing)
 	}
 }

@@ -145,19 +145,16 @@ func (l *Limiter) Server(srv *http.Server) {
 
 type connKey struct{}
 
-// Handler marks each request's connection as serving while h runs, so
-// that it is never the one closed to make room: what is closed is a
-// connection with no request under way, whose client loses nothing a
-// retry does not bring back.
+// Handler marks each request's connection as serving from when h starts
+// until its answer is written (net/http marks the connection idle after
+// the last of it), so that it is never the one closed to make room: what
+// is closed is a connection with no request under way, whose client
+// loses nothing a retry does not bring back.
 func (l *Limiter) Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, _ := r.Context().Value(connKey{}).(*conn)
-		if c == nil {
-			h.ServeHTTP(w, r)
-			return
+		if c, _ := r.Context().Value(connKey{}).(*conn); c != nil {
+			c.serving.Store(true) // until net/http marks it idle, its answer written
 		}
-		c.handling.Add(1)
-		defer c.handling.Add(-1)
 		h.ServeHTTP(w, r)
 	})
 }
@@ -177,6 +174,9 @@ func (l *Limiter) connState(nc net.Conn, s http.ConnState) {
 		l.mu.Unlock()
 		c.release()
 	default:
+		if s == http.StateIdle {
+			c.serving.Store(false)
+		}
 		c.state.Store(int32(s))
 		c.since.Store(l.order.Add(1))
 	}
@@ -217,7 +217,7 @@ func (l *Limiter) spareLocked() *conn {
 	for c := range l.conns {
 		state, since := http.ConnState(c.state.Load()), c.since.Load()
 		switch {
-		case c.handling.Load() > 0:
+		case c.serving.Load():
 		case state == http.StateIdle:
 			if idle == nil || since < idle.since.Load() {
 				idle = c

@@ -29,8 +29,9 @@ type exchange struct {
 	start  time.Time
 	method string // as sent: HEAD is served as GET
 	rec    *recorder
-	doc    *contract.Document // nil outside both contracts
-	route  *contract.Route    // &matched once the request matched an operation
+	w      http.ResponseWriter // the server's writer, which rec holds the answer for
+	doc    *contract.Document  // nil outside both contracts
+	route  *contract.Route     // &matched once the request matched an operation
 	// matched is the route of route, held here so that a match allocates
 	// no Route of its own; it goes back to the pool with the exchange.
 	matched contract.Route
@@ -52,8 +53,8 @@ type exchange struct {
 	at        string // the journal entry's time, once formed
 	// carry is the journal entry offered to the request's store call
 	// (journalcarry.go).
-	carry   carrier
-	err     error  // the error answered, if any
+	carry carrier
+	err   error // the error answered, if any
 	// refusal is what the contract found in a request answered otherwise:
 	// a path id it refuses is answered as not found (badPathID), and the
 	// journal still says why the request broke the contract.
@@ -169,7 +170,7 @@ func (s *Server) record(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			s.exchanges.Put(x)
 		}()
-		x.start, x.method = time.Now(), r.Method
+		x.start, x.method, x.w = time.Now(), r.Method, w
 		if r.Method == http.MethodHead {
 			r.Method = http.MethodGet
 		}

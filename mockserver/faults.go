@@ -74,6 +74,9 @@ func (s *Server) injectFaults(next echo.HandlerFunc) echo.HandlerFunc {
 			x.reset = true // the client went away while held
 			return nil
 		}
+		if rule.Delay() > 0 && rule.When != faults.WhenAfter {
+			s.restartBodyRead(x)
+		}
 		if rule.Reset {
 			x.reset = true
 			return nil
@@ -90,6 +93,17 @@ func (s *Server) injectFaults(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// restartBodyRead gives the body of a request held by a delay the whole
+// read bound again, from now: the delay is the server's, and must not use
+// up the client's time to send (with Expect: 100-continue, it sends only
+// once the body is asked for, after the delay).
+func (s *Server) restartBodyRead(x *exchange) {
+	if s.readWithin <= 0 || x.w == nil {
+		return
+	}
+	_ = http.NewResponseController(x.w).SetReadDeadline(time.Now().Add(s.readWithin))
 }
 
 // sleep waits d, or until ctx is done: a held request costs its goroutine

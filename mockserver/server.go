@@ -68,6 +68,13 @@ type Config struct {
 	// once (answers.go): 0 means connlimit.DefaultAnswerBytes; negative,
 	// no bound.
 	MaxAnswerBytes int64
+	// ReadWithin is the HTTP server's bound on reading a request, body
+	// included (its ReadTimeout), or 0 for none known. A delay fault holds
+	// the request before its body is read: the body then gets ReadWithin
+	// from the end of the delay, not what the delay left of it (a delay
+	// past the bound made every create whose body was not read with its
+	// headers a 400 body_unreadable).
+	ReadWithin time.Duration
 	// Lifecycle moves payments to their outcomes and emits their events.
 	Lifecycle *lifecycle.Engine
 	// JournalSize is how many requests each merchant's journal keeps;
@@ -132,6 +139,7 @@ type Server struct {
 	publicURL   string
 	bodyLimit   int64
 	maxPayments int // < 0: no cap
+	readWithin  time.Duration
 	answers     *connlimit.Answers
 	// answersWarned is the second of the last warning of answers refused.
 	answersWarned atomic.Int64
@@ -194,6 +202,7 @@ func New(cfg Config) (*Server, error) {
 		publicURL:   strings.TrimRight(cfg.PublicURL, "/"),
 		bodyLimit:   cfg.BodyLimit,
 		maxPayments: cfg.MaxPayments,
+		readWithin:  cfg.ReadWithin,
 		answers:     connlimit.NewAnswers(cfg.MaxAnswerBytes),
 		listPages:   connlimit.NewSlots(listPagesAtOnce, listPagesPerMerchant),
 		docs:        docs,

@@ -80,6 +80,10 @@ type Config struct {
 	// at once: one that would pass it is refused with a 503. 0 means
 	// connlimit.DefaultAnswerBytes; negative, no bound.
 	MaxAnswerBytes int64
+	// ReadWithin is the HTTP server's bound on reading a request, body
+	// included (its ReadTimeout), if any: a delay fault restarts it for
+	// the body still to come (mockserver.Config.ReadWithin).
+	ReadWithin time.Duration
 	// MerchantIdleTTL forgets an open-mode merchant, and all it holds,
 	// after this long without a request when no work of it is pending.
 	// 0 means DefaultMerchantIdleTTL; negative, never.
@@ -261,6 +265,7 @@ func New(cfg Config) (*Sandbox, error) {
 		BodyLimit:      cfg.BodyLimit,
 		MaxPayments:    cfg.MaxPayments,
 		MaxAnswerBytes: cfg.MaxAnswerBytes,
+		ReadWithin:     cfg.ReadWithin,
 		Lifecycle:      engine,
 		JournalSize:    journalSize,
 		Journal:        backend.Journal,

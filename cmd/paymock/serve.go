@@ -145,6 +145,7 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 	}
 	sb, err := sandbox.New(sandbox.Config{
 		MaxAnswerBytes:  limits.answerBytes,
+		ReadWithin:      limits.read,
 		Logger:          logger,
 		Merchants:       list,
 		Clock:           lifecycle.ClockConfig{Mode: opts.clockMode, Start: opts.clockStart},
@@ -180,7 +181,11 @@ func serve(ctx context.Context, opts *options, apiKeysFrom string, stderr io.Wri
 		WriteTimeout:      limits.write,
 		IdleTimeout:       limits.idle,
 		MaxHeaderBytes:    limits.maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// OPTIONS * goes to the sandbox, which answers it as every request
+		// (an error of the one shape, nosniff, no-store), not to net/http's
+		// bare 200.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	conns.Server(srv)
 	if h.shuttingDown != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/paymock/paymock/contract"
 	"github.com/paymock/paymock/faults"
+	"github.com/paymock/paymock/internal/largeanswertest"
 	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/merchants"
 	"github.com/paymock/paymock/sandbox"
@@ -362,6 +363,87 @@ func TestRun_CutsClientsThatSendSlowly(t *testing.T) {
 				t.Errorf("the slow request was served: %q", reply)
 			}
 		})
+	}
+}
+
+func TestRun_ADelayFaultLeavesTheBodyItsWholeReadLimit(t *testing.T) {
+	// A delay longer than the read limit, before a body not sent with the
+	// headers: the body read after the delay must get the whole limit
+	// again, or every such create is a 400 body_unreadable.
+	docs, err := contract.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &testLimits})
+	delay := 2 * testLimits.read
+	tests := []struct {
+		name   string
+		expect bool // Expect: 100-continue: the body is sent once asked for, after the delay
+	}{
+		{"Expect: 100-continue", true},
+		{"a body larger than the headers' read", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := largeanswertest.BigCreate(t, r.addr, "sk_test_delayed")
+			req.Header.Set("Paymock-Fault", fmt.Sprintf("delay=%dms", delay.Milliseconds()))
+			if tt.expect {
+				req.Header.Set("Expect", "100-continue")
+			}
+			client := &http.Client{Timeout: safetyNet, Transport: &http.Transport{
+				DisableKeepAlives: true, ExpectContinueTimeout: safetyNet}}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, err := docs.Service.Match(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := docs.Service.ValidateResponse(context.Background(), req, rt, resp.StatusCode, resp.Header, body); err != nil {
+				t.Fatalf("the answer breaks the contract: %v", err)
+			}
+			if resp.StatusCode != http.StatusCreated {
+				t.Fatalf("a create held %v by a delay fault: %d %s, want 201", delay, resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+func TestRun_OptionsStarIsAnsweredAsEveryRequest(t *testing.T) {
+	// net/http answers OPTIONS * itself with a bare 200 unless told not
+	// to: every answer of the server carries nosniff and no-store, and an
+	// error of the one shape.
+	docs, err := contract.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, []string{"--addr", "127.0.0.1:0"}, nil, hooks{limits: &testLimits})
+	c, err := net.Dial("tcp", r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(safetyNet))
+	if _, err := io.WriteString(c, "OPTIONS * HTTP/1.1\r\nHost: paymock\r\nConnection: close\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("OPTIONS * answered %d with headers %v, want nosniff and no-store", resp.StatusCode, resp.Header)
+	}
+	if err := docs.Service.ValidateError(body); err != nil {
+		t.Errorf("OPTIONS * answered %d %q: %v", resp.StatusCode, body, err)
 	}
 }
 
