@@ -44,6 +44,20 @@ func pair(t *testing.T) (server net.Conn, client net.Conn) {
 	return server, client
 }
 
+// serve runs srv under l on a loopback port until the test ends, and
+// returns its address.
+func serve(t *testing.T, l *Limiter, srv *http.Server) string {
+	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Server(srv)
+	go func() { _ = srv.Serve(l.Listen(inner)) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return inner.Addr().String()
+}
+
 func TestConn_ACallPastItsDeadlineIsCut(t *testing.T) {
 	tests := []struct {
 		name string
@@ -107,10 +121,6 @@ func TestConn_AHijackedConnectionKeepsItsDeadlines(t *testing.T) {
 	// A hijacked connection leaves the limiter's sweep: its deadlines must
 	// go to the connection itself, or nothing would ever cut it.
 	l := New(Config{Max: 8})
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := make(chan error, 1)
 	srv := &http.Server{Handler: l.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		c, _, err := http.NewResponseController(w).Hijack()
@@ -123,10 +133,7 @@ func TestConn_AHijackedConnectionKeepsItsDeadlines(t *testing.T) {
 		_, err = c.Read(make([]byte, 1))
 		got <- err
 	}))}
-	l.Server(srv)
-	go func() { _ = srv.Serve(l.Listen(inner)) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	client, err := net.Dial("tcp", inner.Addr().String())
+	client, err := net.Dial("tcp", serve(t, l, srv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,20 +155,13 @@ func TestLimiter_KeepsServingOverItsHeldConnections(t *testing.T) {
 	// Keep-alive requests through the limiter, its deadlines set and moved
 	// by net/http each request, are all answered on one connection.
 	l := New(Config{Max: 8})
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := &http.Server{
 		Handler: l.Handler(AnswerWithin(time.Minute, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, "ok")
 		}))),
 		ReadHeaderTimeout: time.Minute, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: time.Minute,
 	}
-	l.Server(srv)
-	go func() { _ = srv.Serve(l.Listen(inner)) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	client, err := net.Dial("tcp", inner.Addr().String())
+	client, err := net.Dial("tcp", serve(t, l, srv))
 	if err != nil {
 		t.Fatal(err)
 	}

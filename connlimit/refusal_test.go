@@ -43,10 +43,6 @@ func TestConn_NetHTTPsOwnRefusalsAreReworded(t *testing.T) {
 	l := New(Config{Max: 8, Refusal: func(status int, reason string) (string, []byte) {
 		return "application/json", fmt.Appendf(nil, `{"status":%d,"reason":%q}`, status, reason)
 	}})
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := &http.Server{MaxHeaderBytes: 1 << 10, ReadHeaderTimeout: safetyNet,
 		Handler: l.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			// A handler's own plain-text answer is its own: never reworded.
@@ -55,10 +51,7 @@ func TestConn_NetHTTPsOwnRefusalsAreReworded(t *testing.T) {
 			w.WriteHeader(http.StatusTeapot)
 			_, _ = io.WriteString(w, "418 I'm a teapot")
 		}))}
-	l.Server(srv)
-	go func() { _ = srv.Serve(l.Listen(inner)) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	addr := inner.Addr().String()
+	addr := serve(t, l, srv)
 
 	tests := []struct {
 		name   string
