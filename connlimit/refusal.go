@@ -46,6 +46,6 @@ func reword(f Refusal, b []byte) ([]byte, bool) {
 	out = append(out, ct...)
 	out = append(out, "\r\nContent-Length: "...)
 	out = strconv.AppendInt(out, int64(len(body)), 10)
-	out = append(out, "\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"...)
+	out = append(out, "\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"...)
 	return append(out, body...), true
 }

@@ -95,6 +95,9 @@ func TestConn_NetHTTPsOwnRefusalsAreReworded(t *testing.T) {
 			if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 				t.Errorf("X-Content-Type-Options %q, want nosniff", got)
 			}
+			if got := resp.Header.Get("Cache-Control"); got != "no-store" {
+				t.Errorf("Cache-Control %q, want no-store", got)
+			}
 			if !resp.Close {
 				t.Error("the connection is kept, want it closed as net/http closes it")
 			}
