@@ -106,20 +106,12 @@ func (f *FaultRules) book(merchantID string, create bool) *faultBook {
 // create is set; fn is not run when there is no book. A book a reset
 // removed meanwhile is not written: fn runs again on the new one.
 func (f *FaultRules) locked(merchantID string, create bool, fn func(b *faultBook)) {
-	for {
-		b := f.book(merchantID, create)
-		if b == nil {
-			return
-		}
-		b.mu.Lock()
-		if b.dead {
-			b.mu.Unlock()
-			continue
-		}
-		fn(b)
-		b.mu.Unlock()
+	b := lockLive(func() *faultBook { return f.book(merchantID, create) })
+	if b == nil {
 		return
 	}
+	defer b.mu.Unlock()
+	fn(b)
 }
 
 // AddRule implements paymock.FaultRules.

@@ -145,23 +145,16 @@ type callCount struct {
 // book returns the merchant's book with its lock held, or nil when it has
 // none and create is false. The caller unlocks it.
 func (j *Journal) book(merchantID string, create bool) *merchantLog {
-	for {
+	return lockLive(func() *merchantLog {
 		j.mu.Lock()
+		defer j.mu.Unlock()
 		ml := j.merchants[merchantID]
 		if ml == nil && create {
 			ml = &merchantLog{bound: -1}
 			j.merchants[merchantID] = ml
 		}
-		j.mu.Unlock()
-		if ml == nil {
-			return nil
-		}
-		ml.mu.Lock()
-		if !ml.dead() {
-			return ml
-		}
-		ml.mu.Unlock() // forgotten meanwhile: look again
-	}
+		return ml
+	})
 }
 
 // grow moves the merchant's entry and count to a ringLog, which holds

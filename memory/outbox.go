@@ -89,8 +89,9 @@ func NewOutbox(payments *Payments) *Outbox {
 // book returns the merchant's book with its lock held, or nil when it has
 // none and create is false. The caller unlocks it.
 func (o *Outbox) book(merchantID string, create bool) *outboxBook {
-	for {
+	return lockLive(func() *outboxBook {
 		o.mu.Lock()
+		defer o.mu.Unlock()
 		b := o.books[merchantID]
 		if b == nil && create {
 			b = &outboxBook{byID: make(map[string]*outEvent), dels: make(map[int64]*outDelivery),
@@ -98,16 +99,8 @@ func (o *Outbox) book(merchantID string, create bool) *outboxBook {
 				windowed: make(map[string][]*outDelivery)}
 			o.books[merchantID] = b
 		}
-		o.mu.Unlock()
-		if b == nil {
-			return nil
-		}
-		b.mu.Lock()
-		if !b.dead {
-			return b
-		}
-		b.mu.Unlock() // reset meanwhile: look again
-	}
+		return b
+	})
 }
 
 var (

@@ -203,14 +203,7 @@ func (s *Payments) book(merchantID string, create bool) *book {
 // for the merchant's new one: what is written there would be found by no
 // one, and its number may already be another book's.
 func (s *Payments) writable(merchantID string) *book {
-	for {
-		b := s.book(merchantID, true)
-		b.mu.Lock()
-		if !b.dropped {
-			return b
-		}
-		b.mu.Unlock()
-	}
+	return lockLive(func() *book { return s.book(merchantID, true) })
 }
 
 // find returns the record number of id in b, which the caller has locked.
