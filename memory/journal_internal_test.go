@@ -7,7 +7,6 @@ import (
 	"context"
 	"math"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/paymock/paymock"
@@ -51,18 +50,7 @@ func TestJournal_OneMerchantsHeldBookLeavesOthersFree(t *testing.T) {
 	}
 	held := j.book("busy", false)
 	defer held.mu.Unlock()
-	for name, op := range ops {
-		done := make(chan error, 1)
-		go func() { done <- op(ctx) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s of another merchant: %v", name, err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s of another merchant waited for the busy merchant's book", name)
-		}
-	}
+	othersGoOn(t, ctx, ops)
 }
 
 func TestJournal_AnAppendWaitingOnAForgottenBookLandsInTheNewOne(t *testing.T) {

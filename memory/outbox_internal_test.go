@@ -52,18 +52,7 @@ func TestOutbox_OneMerchantsHeldBookLeavesOthersFree(t *testing.T) {
 	}
 	held := o.book("busy", false)
 	defer held.mu.Unlock()
-	for name, op := range ops {
-		done := make(chan error, 1)
-		go func() { done <- op(ctx) }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("%s of another merchant: %v", name, err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s of another merchant waited for the busy merchant's book", name)
-		}
-	}
+	othersGoOn(t, ctx, ops)
 }
 
 func TestOutbox_AnAddWaitingOnADroppedBookLandsInTheNewOne(t *testing.T) {

@@ -226,23 +226,7 @@ func racingInserts(t *testing.T, b paymock.Backend, _ bool) {
 	inserting.Wait()
 	close(done)
 	releasing.Wait()
-	const n = writers * per
-	items, total, err := b.Payments.List(ctx, "acme", 0, n)
-	if err != nil || total != len(items) {
-		t.Fatalf("List: %d items, total %d, %v", len(items), total, err)
-	}
-	listed := make(map[string]bool)
-	for _, p := range items {
-		listed[p.ID] = true
-	}
-	for i := range n {
-		id := storetest.StoredPayment("acme", i).ID
-		_, getErr := b.Payments.Get(ctx, "acme", id)
-		_, locErr := b.Payments.Locate(ctx, id)
-		if (getErr == nil) != listed[id] || (locErr == nil) != listed[id] {
-			t.Errorf("%s: listed %v, Get %v, Locate %v", id, listed[id], getErr, locErr)
-		}
-	}
+	storetest.ListedAreFound(t, b.Payments, "acme", writers*per)
 }
 
 func unknown(t *testing.T, b paymock.Backend, _ bool) {

@@ -132,20 +132,5 @@ func resetRacingInserts(t *testing.T, s paymock.Store) {
 		}
 	})
 	wg.Wait()
-	items, total, err := s.List(ctx, "acme", 0, n)
-	if err != nil || total != len(items) {
-		t.Fatalf("List: %d items, total %d, %v", len(items), total, err)
-	}
-	listed := make(map[string]bool)
-	for _, p := range items {
-		listed[p.ID] = true
-	}
-	for i := range n {
-		id := StoredPayment("acme", i).ID
-		_, getErr := s.Get(ctx, "acme", id)
-		_, locErr := s.Locate(ctx, id)
-		if (getErr == nil) != listed[id] || (locErr == nil) != listed[id] {
-			t.Errorf("%s: listed %v, Get %v, Locate %v", id, listed[id], getErr, locErr)
-		}
-	}
+	ListedAreFound(t, s, "acme", n)
 }

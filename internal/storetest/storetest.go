@@ -75,6 +75,31 @@ func Fill(t testing.TB, s paymock.Store, merchantID string, n int) {
 	}
 }
 
+// ListedAreFound checks that of payments 0..n-1 of StoredPayment for the
+// merchant, those its list holds, and only those, are found by Get and
+// Locate: after writes raced with a reset or a release, whatever the
+// store kept is whole, and nothing half-kept is found.
+func ListedAreFound(t testing.TB, s paymock.Store, merchantID string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	items, total, err := s.List(ctx, merchantID, 0, n)
+	if err != nil || total != len(items) {
+		t.Fatalf("List: %d items, total %d, %v", len(items), total, err)
+	}
+	listed := make(map[string]bool)
+	for _, p := range items {
+		listed[p.ID] = true
+	}
+	for i := range n {
+		id := StoredPayment(merchantID, i).ID
+		_, getErr := s.Get(ctx, merchantID, id)
+		_, locErr := s.Locate(ctx, id)
+		if (getErr == nil) != listed[id] || (locErr == nil) != listed[id] {
+			t.Errorf("%s: listed %v, Get %v, Locate %v", id, listed[id], getErr, locErr)
+		}
+	}
+}
+
 func ids(ps []paymock.Payment) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
