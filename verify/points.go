@@ -201,8 +201,6 @@ func ignoredHeaders() []string {
 		"Accept-Encoding", "User-Agent"}
 }
 
-// headerNames is every header name of the answers to the suite's
-// successful calls, without the ignored ones.
 // compared is the exchange of a check whose answer is compared with
 // paymock's; nil when the check got none, or when its answer was the
 // problem that stopped the run (an expired key must not read as the
@@ -215,6 +213,8 @@ func (o *observations) compared(check string) *Exchange {
 	return x
 }
 
+// headerNames is every header name of the answers to the suite's
+// successful calls, without the ignored ones.
 func (o *observations) headerNames() []string {
 	var hs []http.Header
 	for _, c := range []string{checkCreate, checkRetrieve, checkList} {
