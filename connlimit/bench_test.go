@@ -48,3 +48,19 @@ func BenchmarkServe(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeadline_SetFuture is what net/http's deadline calls cost a
+// request each: a future deadline written down, on connections of their
+// own, while other connections change state (the limiter's order).
+func BenchmarkDeadline_SetFuture(b *testing.B) {
+	l := New(Config{Max: DefaultMax})
+	b.RunParallel(func(pb *testing.PB) {
+		var d deadline
+		apply := func(time.Time) error { return nil }
+		t := time.Now().Add(time.Hour)
+		for pb.Next() {
+			_ = d.set(l, t, apply)
+			l.order.Add(1)
+		}
+	})
+}

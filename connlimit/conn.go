@@ -34,9 +34,12 @@ type conn struct {
 
 // deadline is one direction's deadline of a conn.
 type deadline struct {
-	// want is the deadline in Unix nanoseconds, 0 for none; written under
-	// mu, read by the sweep without it to pass connections with none.
+	// want is the deadline in Unix nanoseconds, 0 for none; read by the
+	// sweep without mu to pass connections with none.
 	want atomic.Int64
+	// slow is applied || direct, read without mu: while it is false a
+	// future deadline is only stored, with no lock (set's fast path).
+	slow atomic.Bool
 	mu   sync.Mutex
 	// direct: the connection itself carries a deadline (one past, set to
 	// cut a blocked call) that a new deadline must first clear; or the
@@ -52,7 +55,15 @@ func (d *deadline) set(l *Limiter, t time.Time, apply func(time.Time) error) err
 	if !t.IsZero() {
 		w = t.UnixNano()
 	}
+	if !d.slow.Load() && (w == 0 || w > l.now.Load()) {
+		d.want.Store(w)
+		if !d.slow.Load() {
+			return nil
+		}
+		// A sweep cut the connection while w was stored: settle under mu.
+	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	switch {
 	case d.direct:
 	case w != 0 && w <= l.now.Load(): // past: cut a call under way now
@@ -64,12 +75,10 @@ func (d *deadline) set(l *Limiter, t time.Time, apply func(time.Time) error) err
 		t = time.Time{}
 	default:
 		d.want.Store(w)
-		d.mu.Unlock()
 		return nil
 	}
-	err := apply(t)
-	d.mu.Unlock()
-	return err
+	d.slow.Store(d.applied || d.direct)
+	return apply(t)
 }
 
 // expire hands a deadline that has passed by now to the connection, which
@@ -84,7 +93,13 @@ func (d *deadline) expire(now int64, apply func(time.Time) error) {
 	if d.direct || w == 0 || w > now {
 		return
 	}
-	d.want.Store(0)
+	// slow first, so that a set storing a new deadline past this point
+	// sees it and waits for mu; the swap then fails if one came before.
+	d.slow.Store(true)
+	if !d.want.CompareAndSwap(w, 0) {
+		d.slow.Store(d.applied || d.direct)
+		return
+	}
 	d.applied = true
 	_ = apply(time.Unix(0, w))
 }
@@ -94,6 +109,7 @@ func (d *deadline) expire(now int64, apply func(time.Time) error) {
 func (d *deadline) release(apply func(time.Time) error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.slow.Store(true)
 	if w := d.want.Swap(0); w != 0 {
 		_ = apply(time.Unix(0, w))
 	}

@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -220,4 +221,54 @@ func TestLimiter_AnAnswerStillBeingWrittenIsNeverClosedForRoom(t *testing.T) {
 	if spare != flushing {
 		t.Errorf("once idle, the limiter would close %p, want the idle one %p", spare, flushing)
 	}
+}
+
+// TestDeadline_ANewDeadlineRacingASweepsCutIsNeverLost sets a future
+// deadline while a sweep cuts the one before it, many times over, the two
+// released together on two threads: the connection must not be left
+// carrying the cut under a deadline the limiter holds as future.
+func TestDeadline_ANewDeadlineRacingASweepsCutIsNeverLost(t *testing.T) {
+	l := New(Config{Max: 1})
+	l.now.Store(1000)
+	var d deadline
+	var onConn, cuts atomic.Int64 // what apply last gave the connection (0 none); the cuts it gave
+	apply := func(t time.Time) error {
+		if t.IsZero() {
+			onConn.Store(0)
+		} else {
+			onConn.Store(t.UnixNano())
+			cuts.Add(1)
+		}
+		return nil
+	}
+	const runs = 50000
+	var round, swept atomic.Int64
+	go func() {
+		for i := int64(1); i <= runs; i++ {
+			for round.Load() != i { // spin: released with the set below
+			}
+			d.expire(2000, apply) // 1500 has passed: cut
+			swept.Store(i)
+		}
+	}()
+	for i := int64(1); i <= runs; i++ {
+		d = deadline{}
+		onConn.Store(0)
+		if err := d.set(l, time.Unix(0, 1500), apply); err != nil {
+			t.Fatal(err)
+		}
+		round.Store(i)
+		if err := d.set(l, time.Unix(0, 3000), apply); err != nil {
+			t.Fatal(err)
+		}
+		for swept.Load() != i {
+		}
+		if got := onConn.Load(); got != 0 {
+			t.Fatalf("run %d: the limiter holds %d as the deadline, and the connection carries the cut %d", i, d.want.Load(), got)
+		}
+		if got := d.want.Load(); got != 3000 {
+			t.Fatalf("run %d: the deadline 3000 was lost: the limiter holds %d", i, got)
+		}
+	}
+	t.Logf("in %d of %d runs the sweep's cut landed before the new deadline", cuts.Load(), runs)
 }

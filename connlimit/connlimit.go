@@ -59,8 +59,13 @@ type Limiter struct {
 	max     int
 	refusal Refusal // Config.Refusal
 
+	// order and now each on a cache line of its own: order changes twice
+	// a request, and now is read by every deadline set.
+	_     [64]byte
 	order atomic.Int64 // orders the connections' changes of state
+	_     [56]byte
 	now   atomic.Int64 // Unix nanoseconds at the last sweep (or New)
+	_     [56]byte
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
