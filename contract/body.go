@@ -18,13 +18,40 @@ import (
 // ReadBody reads the body of an operation that takes one, once, under the
 // limit, and checks that it is JSON at all before schema validation.
 func ReadBody(r *http.Request, limit int64) ([]byte, error) {
-	return readBody(r, limit, false)
+	return readBody(r, limit, false, nil)
 }
 
 // ReadJSONBody is ReadBody, and then CheckJSON's findings answered as
 // invalid: one read of a body in the plain shape (plainJSON) settles both.
 func ReadJSONBody(r *http.Request, limit int64) ([]byte, error) {
-	return readBody(r, limit, true)
+	b, err := ReadParsedJSONBody(r, limit)
+	b.Release()
+	return b.Data, err
+}
+
+// JSONBody is a request body ReadParsedJSONBody read, with the parse that
+// found it in the plain shape: ValidateParsedRequest checks the body on
+// it rather than parsing the bytes a second time.
+type JSONBody struct {
+	Data  []byte
+	plain *tree // nil: not parsed, or not plain
+}
+
+// Release gives back the parse. The body's Data stays.
+func (b *JSONBody) Release() {
+	if b.plain != nil {
+		b.plain.release()
+		b.plain = nil
+	}
+}
+
+// ReadParsedJSONBody is ReadJSONBody, and the parse of a plain body kept
+// for its check; Release it once checked.
+func ReadParsedJSONBody(r *http.Request, limit int64) (JSONBody, error) {
+	var b JSONBody
+	var err error
+	b.Data, err = readBody(r, limit, true, &b.plain)
+	return b, err
 }
 
 // RefuseBody reads the body of a request to an operation that declares
@@ -59,7 +86,9 @@ func tooLarge(limit int64) error {
 		fmt.Sprintf("the request body is larger than %d bytes", limit))
 }
 
-func readBody(r *http.Request, limit int64, strict bool) ([]byte, error) {
+// readBody reads and refuses as ReadBody and ReadJSONBody say; where keep
+// is not nil, the parse of a plain body is kept there.
+func readBody(r *http.Request, limit int64, strict bool, keep **tree) ([]byte, error) {
 	// A declared length past the limit is refused before any byte is
 	// read: waiting for a body that may never come would hold the
 	// connection until the read timeout.
@@ -92,7 +121,12 @@ func readBody(r *http.Request, limit int64, strict bool) ([]byte, error) {
 		return nil, paymock.Invalid(paymock.Violation{Code: "body_too_complex", Message: fmt.Sprintf(
 			"the request body holds more than %d JSON values; no request of this API needs that many", MaxBodyValues)})
 	}
-	if plainJSON(data) {
+	if t, ok := plainTree(data); ok {
+		if keep != nil {
+			*keep = t
+		} else {
+			t.release()
+		}
 		return data, nil // valid, and nothing for CheckJSON to find
 	}
 	if !json.Valid(data) {
@@ -154,17 +188,26 @@ func readAtMost(body io.Reader, n, size int64) ([]byte, error) {
 // surrogate). CheckJSON finds nothing in such a body
 // (FuzzPlainJSON_IsValidAndClean).
 func plainJSON(data []byte) bool {
+	t, ok := plainTree(data)
+	if ok {
+		t.release()
+	}
+	return ok
+}
+
+// plainTree is plainJSON, with the parse of a plain body.
+func plainTree(data []byte) (*tree, bool) {
 	t, ok := parseTree(data)
 	if !ok {
-		return false
+		return nil, false
 	}
-	defer t.release()
 	for i := range t.nodes {
 		if t.nodes[i].escaped {
-			return false
+			t.release()
+			return nil, false
 		}
 	}
-	return true
+	return t, true
 }
 
 // MaxBodyValues bounds the JSON values of a request body (each member's

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -273,5 +274,67 @@ func TestRefuseBody_TakesNothingBlanksAndAnEmptyObjectOnly(t *testing.T) {
 	}
 	if err := RefuseBody(httptest.NewRequest(http.MethodPost, "/", http.NoBody), 10); err != nil {
 		t.Errorf("no body: %v", err)
+	}
+}
+
+// TestValidateParsedRequest_JudgesTheParseAsTheBytes checks create bodies
+// through the parse ReadParsedJSONBody keeps and through their bytes:
+// the verdicts must be the same, and a plain body must keep its parse
+// (else the check parses it again, which is what the parse is kept for).
+func TestValidateParsedRequest_JudgesTheParseAsTheBytes(t *testing.T) {
+	docs, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := `{"amount":10.5,"currency":"USD","customer":{"email":"a@example.com","name":"A"},"description":"d","expires_in":3600,"metadata":{"k":"v"},"mcc":5732,"success_url":"https://shop.example.com/ok","cancel_url":"https://shop.example.com/no"}`
+	tests := []struct {
+		name, body string
+		plain      bool // the parse is kept
+		want       string
+	}{
+		{"valid", valid, true, ""},
+		{"escaped, valid", strings.Replace(valid, `"A"`, `"\u0041"`, 1), false, ""},
+		{"amount a string", strings.Replace(valid, `10.5`, `"10.5"`, 1), true, "amount"},
+		{"no currency", strings.Replace(valid, `"currency":"USD",`, ``, 1), true, "currency"},
+		{"mcc and account_id", strings.Replace(valid, `"mcc":5732`, `"mcc":5732,"account_id":"acc_1"`, 1), true, "account_id"},
+		{"escaped, bad email", strings.Replace(valid, `a@example.com`, `a\u0040`, 1), false, "email"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := func() *http.Request {
+				r := httptest.NewRequest(http.MethodPost, "/api/v1/payments", strings.NewReader(tc.body))
+				r.Header.Set("Content-Type", "application/json")
+				return r
+			}
+			r := req()
+			rt, err := docs.Service.Match(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jb, err := ReadParsedJSONBody(r, 1<<20)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			if kept := jb.plain != nil; kept != tc.plain {
+				t.Fatalf("parse kept %v, want %v", kept, tc.plain)
+			}
+			parsed := docs.Service.ValidateParsedRequest(r.Context(), r, rt, jb, true)
+			jb.Release()
+			r2 := req()
+			body, err := ReadJSONBody(r2, 1<<20)
+			if err != nil {
+				t.Fatalf("read: %v", err)
+			}
+			bytesErr := docs.Service.ValidateRequest(r2.Context(), r2, rt, body, true)
+			if fmt.Sprint(parsed) != fmt.Sprint(bytesErr) {
+				t.Fatalf("the parse got %v, the bytes %v", parsed, bytesErr)
+			}
+			switch {
+			case tc.want == "" && parsed != nil:
+				t.Fatalf("refused: %v", parsed)
+			case tc.want != "" && (parsed == nil || !strings.Contains(parsed.Error(), tc.want)):
+				t.Fatalf("got %v, want an error naming %q", parsed, tc.want)
+			}
+		})
 	}
 }

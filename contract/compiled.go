@@ -608,13 +608,16 @@ func (d *Document) compileChecks() {
 
 // bodyValid reports whether a compiled check finds a request body valid
 // where kin's ValidateRequestBody would. False is no verdict.
-func (d *Document) bodyValid(rt *Route, contentType string, body []byte) bool {
+func (d *Document) bodyValid(rt *Route, contentType string, body []byte, parsed *tree) bool {
 	rb := rt.Operation.RequestBody
 	if rb == nil || rb.Value == nil || len(body) == 0 {
 		return false
 	}
 	if contentType == "application/json" {
 		k := d.jsonBodies[rt.Operation] // contentCheck's answer, found at Load
+		if k != nil && parsed != nil {
+			return k.validate(parsed, 0) == valid
+		}
 		return k != nil && k.validBody(body)
 	}
 	return d.contentValid(rb.Value.Content, contentType, body)

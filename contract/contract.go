@@ -289,8 +289,16 @@ var ErrUnauthenticated = errors.New("the operation needs an API key")
 // (nil for an operation without one); authenticated says whether the
 // bearer key was accepted.
 func (d *Document) ValidateRequest(ctx context.Context, r *http.Request, rt *Route, body []byte, authenticated bool) error {
+	return d.ValidateParsedRequest(ctx, r, rt, JSONBody{Data: body}, authenticated)
+}
+
+// ValidateParsedRequest is ValidateRequest of a body ReadParsedJSONBody
+// read: its parse, when it kept one, is checked rather than its bytes
+// parsed again. The parse is the caller's to release.
+func (d *Document) ValidateParsedRequest(ctx context.Context, r *http.Request, rt *Route, jb JSONBody, authenticated bool) error {
 	d.ready()
-	bodyValid := body != nil && d.bodyValid(rt, r.Header.Get("Content-Type"), body)
+	body := jb.Data
+	bodyValid := body != nil && d.bodyValid(rt, r.Header.Get("Content-Type"), body, jb.plain)
 	if (bodyValid || body == nil && rt.Operation.RequestBody == nil) && d.paramsValid(r, rt, authenticated) {
 		return nil // kin would find nothing: compiled checks said so of every part
 	}

@@ -45,6 +45,9 @@ type exchange struct {
 	visit   Visit
 	authErr error
 	body    []byte
+	// parsed is body with the parse readBody made of it, which
+	// validateRequest checks and releases.
+	parsed  contract.JSONBody
 	variant string // the wire form of the answer, once written
 	// enc is the wire form drawn for the answer (encChosen), which a
 	// journal entry carried by a store call names before it is written.
@@ -325,12 +328,12 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 		// What encoding/json would take silently (a duplicated key, bytes
 		// that are not UTF-8) is refused too: a client bug the sandbox
 		// must show.
-		body, err := contract.ReadJSONBody(c.Request(), s.bodyLimit)
+		jb, err := contract.ReadParsedJSONBody(c.Request(), s.bodyLimit)
 		if err != nil {
 			x.refused = true
 			return err
 		}
-		x.body = body
+		x.parsed, x.body = jb, jb.Data
 		return next(c)
 	}
 }
@@ -345,7 +348,8 @@ func (s *Server) validateRequest(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		r := c.Request()
-		err := x.doc.ValidateRequest(r.Context(), r, x.route, x.body, x.merchant != nil)
+		err := x.doc.ValidateParsedRequest(r.Context(), r, x.route, x.parsed, x.merchant != nil)
+		x.parsed.Release()
 		if err == contract.ErrUnauthenticated {
 			x.refused = true
 			return authFailure(errNoKey)
