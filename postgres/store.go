@@ -89,6 +89,9 @@ type Store struct {
 	decoded decodedPayments
 	// journal groups the appends to the request journal (journal.go).
 	journal journalWriter
+	// grouped sends the statements of creates, retrieves and lists that
+	// arrive together in one pipeline (grouped.go).
+	grouped groupedStatements
 	// carriedSQL are the statements that carry a request's journal entry
 	// (carry.go); carryRefused is set once the database refused one.
 	carriedSQL   carriedStatements
@@ -158,6 +161,7 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 	}
 	log.Debug("database ready", "database", where, "schema_version", version, "max_conns", pc.MaxConns)
 	s := &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns), carriedSQL: newCarriedStatements()}
+	s.grouped.pool = pool
 	s.clockReads = &coalescedReads{query: s.queryClock}
 	s.changes = newChanges()
 	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -242,7 +246,10 @@ func (s *Store) Insert(ctx context.Context, p paymock.Payment, limit int) error 
 	err = s.carryOrNot(ctx, insertPayment, s.carriedSQL.insert,
 		[]any{p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc, int64(limit)},
 		func(sql string, args []any) (bool, error) {
-			tag, err = s.pool.Exec(ctx, sql, args...)
+			err := s.grouped.run(ctx, p.MerchantID, sql, args, func(br pgx.BatchResults) (err error) {
+				tag, err = br.Exec()
+				return err
+			})
 			return tag.RowsAffected() > 0, err
 		})
 	var pg *pgconn.PgError
@@ -292,7 +299,7 @@ func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment
 	}
 	var doc []byte
 	err := s.carryOrNot(ctx, getPayment, s.carriedSQL.get, []any{merchantID, id}, func(sql string, args []any) (bool, error) {
-		err := s.pool.QueryRow(ctx, sql, args...).Scan(&doc)
+		err := s.grouped.run(ctx, merchantID, sql, args, func(br pgx.BatchResults) error { return br.QueryRow().Scan(&doc) })
 		return err == nil, err
 	})
 	if err != nil {
@@ -363,21 +370,24 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 	)
 	err := s.carryOrNot(ctx, listPayments, s.carriedSQL.list, []any{merchantID, int64(offset), int64(limit)},
 		func(sql string, args []any) (bool, error) {
-			page, total = make([]listed, 0, min(limit, 100)), 0
-			rows, err := s.pool.Query(ctx, sql, args...)
-			if err != nil {
-				return false, err
-			}
-			var n, seq *int64
-			var id *string
-			var doc []byte
-			_, err = pgx.ForEachRow(rows, []any{&n, &seq, &id, &doc}, func() error {
-				if id == nil { // the total's row
-					total = *n
-				} else {
-					page = append(page, listed{*seq, *id, doc})
+			err := s.grouped.run(ctx, merchantID, sql, args, func(br pgx.BatchResults) error {
+				page, total = make([]listed, 0, min(limit, 100)), 0
+				rows, err := br.Query()
+				if err != nil {
+					return err
 				}
-				return nil
+				var n, seq *int64
+				var id *string
+				var doc []byte
+				_, err = pgx.ForEachRow(rows, []any{&n, &seq, &id, &doc}, func() error {
+					if id == nil { // the total's row
+						total = *n
+					} else {
+						page = append(page, listed{*seq, *id, doc})
+					}
+					return nil
+				})
+				return err
 			})
 			return err == nil, err
 		})
