@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/paymock/paymock"
 )
 
@@ -26,9 +28,22 @@ type carriedEntry struct {
 	carry paymock.JournalCarry
 	row   *journalRow
 	// head and tail are the entry's JSON around its duration's digits;
-	// elapsed is the request's time before the statement, in µs.
+	// elapsed is the request's time before the statement.
 	head, tail string
-	elapsed    int64
+	elapsed    elapsedAtSend
+}
+
+// elapsedAtSend is a request's time in µs up to when pgx encodes it as
+// the statement's parameter, that is, when the statement leaves: the
+// time it waited for its pipeline (grouped.go) is the request's too.
+type elapsedAtSend struct {
+	before int64     // µs before at
+	at     time.Time // when before was taken
+}
+
+// Int64Value implements pgtype.Int64Valuer.
+func (e elapsedAtSend) Int64Value() (pgtype.Int8, error) {
+	return pgtype.Int8{Int64: e.before + time.Since(e.at).Microseconds(), Valid: true}, nil
 }
 
 // carriedOf is the entry ctx offers its store call, or nil. An entry
@@ -51,7 +66,7 @@ func carriedOf(ctx context.Context) *carriedEntry {
 		return nil
 	}
 	i += len(durationKey)
-	return &carriedEntry{carry: carry, row: row, head: row.entry[:i], tail: row.entry[i+1:], elapsed: int64(math.Round(ms * 1000))}
+	return &carriedEntry{carry: carry, row: row, head: row.entry[:i], tail: row.entry[i+1:], elapsed: elapsedAtSend{before: int64(math.Round(ms * 1000)), at: time.Now()}}
 }
 
 // args are the entry's parameters after the work's, in the order of

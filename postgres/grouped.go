@@ -8,26 +8,33 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 const (
 	// groupMax is the most statements in one pipeline.
 	groupMax = 32
-	// groupTimeout bounds one pipeline. A statement's caller waits for
-	// its outcome once it is sent, whatever its own context says then: a
-	// write may commit, and is never answered as failed while it does.
+	// groupStall is how long a statement waits behind a pipeline in
+	// flight before another pipeline goes beside it: a pipeline held up
+	// (a statement waiting on a lock, say) holds up only its own
+	// statements, not every merchant's after it. A pipeline takes well
+	// under a millisecond when the database is not held up.
+	groupStall = 10 * time.Millisecond
+	// groupTimeout bounds a pipeline whose callers have no deadline.
 	groupTimeout = 30 * time.Second
 )
 
 // groupedCall is one statement waiting for, or in, a pipeline.
 type groupedCall struct {
+	ctx context.Context // the caller's
 	// merchantID orders a pipeline's statements (sendGroup).
 	merchantID string
 	sql        string
@@ -45,17 +52,21 @@ type groupedCall struct {
 // it is wait, and go together in the next, so the busier the store, the
 // larger each pipeline (on 2 cores under 8 clients, about 3 statements).
 // Two pipelines at once were measured to send smaller ones for no more
-// requests served (docs/performance.md).
+// requests served (docs/performance.md). Only a statement kept waiting
+// groupStall has another pipeline sent beside the one in flight, up to
+// the pool's size.
 //
 // A pipeline is one implicit transaction (pgx ends it with one Sync): it
-// commits all its statements or none. When one fails, none happened, and
-// each runs again alone for its own outcome.
+// commits all its statements or none. When a statement fails, none
+// happened, and each runs again alone for its own outcome.
 type groupedStatements struct {
-	pool *pgxpool.Pool
+	pool       *pgxpool.Pool
+	maxSenders int // the pool's size
 
 	mu      sync.Mutex
 	pending []*groupedCall
-	sending bool
+	sending bool // the main sender runs (send)
+	extra   int  // pipelines sent for a stall, in flight (sendStalled)
 
 	// pipelines and statements sent, for tests.
 	pipelines, statements atomic.Int64
@@ -64,32 +75,52 @@ type groupedStatements struct {
 // run runs sql, a statement of merchantID's, with args in the next
 // pipeline, and reads its result with read once it has committed or
 // failed. A caller whose context ends before its statement is sent gets
-// the context's error, and the statement is not sent.
+// the context's error, and the statement is not sent. Once sent, it
+// waits for the outcome: a write may be committing, and is never
+// answered as failed while it does. The pipeline ends at the latest of
+// its callers' deadlines, or once all of them have given up (pgx then
+// gives its statements statementGrace).
 func (g *groupedStatements) run(ctx context.Context, merchantID, sql string, args []any, read func(pgx.BatchResults) error) error {
-	c := &groupedCall{merchantID: merchantID, sql: sql, args: args, read: read, done: make(chan struct{})}
+	c := &groupedCall{ctx: ctx, merchantID: merchantID, sql: sql, args: args, read: read, done: make(chan struct{})}
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
+	var stall <-chan time.Time
 	if !g.sending {
 		g.sending = true
 		go g.send()
+	} else {
+		t := time.NewTimer(groupStall)
+		defer t.Stop()
+		stall = t.C
 	}
 	g.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.err
-	case <-ctx.Done():
-	}
-	g.mu.Lock()
-	if !c.taken {
-		if i := slices.Index(g.pending, c); i >= 0 {
-			g.pending = slices.Delete(g.pending, i, i+1)
+	gaveUp := ctx.Done()
+	for {
+		select {
+		case <-c.done:
+			return c.err
+		case <-stall:
+			stall = nil
+			g.mu.Lock()
+			if !c.taken && 1+g.extra < g.maxSenders {
+				g.extra++
+				go g.sendStalled()
+			}
+			g.mu.Unlock()
+		case <-gaveUp:
+			g.mu.Lock()
+			if c.taken {
+				g.mu.Unlock()
+				gaveUp = nil // sent: its outcome is waited for
+				continue
+			}
+			if i := slices.Index(g.pending, c); i >= 0 {
+				g.pending = slices.Delete(g.pending, i, i+1)
+			}
+			g.mu.Unlock()
+			return ctx.Err()
 		}
-		g.mu.Unlock()
-		return ctx.Err()
 	}
-	g.mu.Unlock()
-	<-c.done
-	return c.err
 }
 
 // send sends the pending statements, groupMax at a time, until none is
@@ -97,41 +128,106 @@ func (g *groupedStatements) run(ctx context.Context, merchantID, sql string, arg
 func (g *groupedStatements) send() {
 	var calls []*groupedCall
 	for {
-		g.mu.Lock()
-		n := min(len(g.pending), groupMax)
-		if n == 0 {
-			g.sending = false
-			g.pending = nil // a burst's backing array is not kept
+		calls = g.take(calls)
+		if len(calls) == 0 {
+			g.mu.Lock()
+			g.sending = len(g.pending) > 0
+			if !g.sending {
+				g.pending = nil // a burst's backing array is not kept
+				g.mu.Unlock()
+				return
+			}
 			g.mu.Unlock()
-			return
+			continue
 		}
-		calls = append(calls[:0], g.pending[:n]...)
-		for _, c := range calls {
-			c.taken = true
-		}
-		g.pending = slices.Delete(g.pending, 0, n)
-		g.mu.Unlock()
 		g.sendGroup(calls)
 		clear(calls)
 	}
 }
 
-// sendGroup sends calls as one pipeline, or, should one of them fail,
-// each alone. The statements go in the order of their merchants: a
+// sendStalled sends one pipeline of the pending statements beside the
+// one in flight, which has held them up groupStall.
+func (g *groupedStatements) sendStalled() {
+	if calls := g.take(nil); len(calls) > 0 {
+		g.sendGroup(calls)
+	}
+	g.mu.Lock()
+	g.extra--
+	g.mu.Unlock()
+}
+
+// take moves up to groupMax pending calls into calls, marked taken.
+func (g *groupedStatements) take(calls []*groupedCall) []*groupedCall {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := min(len(g.pending), groupMax)
+	calls = append(calls[:0], g.pending[:n]...)
+	for _, c := range calls {
+		c.taken = true
+	}
+	g.pending = slices.Delete(g.pending, 0, n)
+	return calls
+}
+
+// sendGroup sends calls as one pipeline, or, should a statement of it
+// fail, each alone. The statements go in the order of their merchants: a
 // create takes a lock on its merchant's count (payment_counts) until the
-// pipeline commits, and two pipelines (of two replicas) taking two
-// merchants' locks in opposite orders would deadlock.
+// pipeline commits, and two pipelines taking two merchants' locks in
+// opposite orders would deadlock.
 func (g *groupedStatements) sendGroup(calls []*groupedCall) {
-	ctx, cancel := context.WithTimeout(context.Background(), groupTimeout)
+	ctx, cancel := groupContext(calls)
 	defer cancel()
 	slices.SortStableFunc(calls, func(a, b *groupedCall) int { return cmp.Compare(a.merchantID, b.merchantID) })
-	if err := g.pipeline(ctx, calls); err != nil && len(calls) > 1 {
+	err := g.pipeline(ctx, calls)
+	// A statement's own error rolled back the others: each runs again
+	// alone. Any other (the connection lost, the database unreachable,
+	// the deadline passed) is every statement's outcome as it is.
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && len(calls) > 1 {
 		for _, c := range calls {
 			_ = g.pipeline(ctx, []*groupedCall{c})
 		}
 	}
 	for _, c := range calls {
 		close(c.done)
+	}
+}
+
+// groupContext is the context of a pipeline of calls: done at the
+// latest of their deadlines (groupTimeout if one has none), or once
+// every caller's context is done.
+func groupContext(calls []*groupedCall) (context.Context, context.CancelFunc) {
+	end := time.Now().Add(groupTimeout)
+	var latest time.Time
+	for _, c := range calls {
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			latest = end
+			break
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	if latest.After(end) {
+		latest = end
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), latest)
+	left := atomic.Int64{}
+	left.Store(int64(len(calls)))
+	stops := make([]func() bool, len(calls))
+	for i, c := range calls {
+		stops[i] = context.AfterFunc(c.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
 	}
 }
 

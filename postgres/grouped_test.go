@@ -5,12 +5,16 @@ package postgres
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/paymock/paymock/internal/pgtest"
 	"github.com/paymock/paymock/internal/storetest"
 )
 
@@ -68,7 +72,7 @@ func TestGrouped_AFailingStatementLeavesTheOthersTheirOwnOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	insert := func(k int) *groupedCall {
-		return &groupedCall{merchantID: "acme", sql: `INSERT INTO grouped_test VALUES ($1)`, args: []any{k},
+		return &groupedCall{ctx: ctx, merchantID: "acme", sql: `INSERT INTO grouped_test VALUES ($1)`, args: []any{k},
 			read: func(br pgx.BatchResults) error { _, err := br.Exec(); return err }, done: make(chan struct{})}
 	}
 	calls := []*groupedCall{insert(1), insert(2), insert(3)}
@@ -147,7 +151,7 @@ func TestGrouped_APipelinesStatementsGoInTheOrderOfTheirMerchants(t *testing.T) 
 		t.Fatal(err)
 	}
 	insert := func(m string) *groupedCall {
-		return &groupedCall{merchantID: m, sql: `INSERT INTO grouped_order (merchant) VALUES ($1)`, args: []any{m},
+		return &groupedCall{ctx: ctx, merchantID: m, sql: `INSERT INTO grouped_order (merchant) VALUES ($1)`, args: []any{m},
 			read: func(br pgx.BatchResults) error { _, err := br.Exec(); return err }, done: make(chan struct{})}
 	}
 	s.grouped.sendGroup([]*groupedCall{insert("m2"), insert("m1"), insert("m3"), insert("m1")})
@@ -161,5 +165,134 @@ func TestGrouped_APipelinesStatementsGoInTheOrderOfTheirMerchants(t *testing.T) 
 	}
 	if want := []string{"m1", "m1", "m2", "m3"}; !slices.Equal(got, want) {
 		t.Fatalf("ran in the order %v, want %v", got, want)
+	}
+}
+
+// TestGrouped_AStatementHeldUpHoldsUpNoOtherMerchant holds a create on a
+// lock of the counts: another merchant's retrieve, queued behind its
+// pipeline, goes in one beside it and is answered within its deadline.
+func TestGrouped_AStatementHeldUpHoldsUpNoOtherMerchant(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := t.Context()
+	other := storetest.StoredPayment("bravo", 1)
+	if err := s.Insert(ctx, other, -1); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, `LOCK TABLE payment_counts IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan error, 1)
+	go func() { held <- s.Insert(ctx, storetest.StoredPayment("acme", 2), -1) }()
+	for s.grouped.statements.Load() < 2 { // the setup's insert, then the held one
+		time.Sleep(time.Millisecond)
+	}
+	gctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if got, err := s.Get(gctx, "bravo", other.ID); err != nil || got.ID != other.ID {
+		t.Fatalf("the other merchant's retrieve got %v, %v while a create was held up", got.ID, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-held; err != nil {
+		t.Fatalf("the held create, once the lock was let go: %v", err)
+	}
+}
+
+// TestGrouped_ACallersDeadlineEndsItsPipeline holds a statement on a lock
+// past its caller's deadline: the caller is answered once the deadline
+// and pgx's grace have passed, not when the lock is let go.
+func TestGrouped_ACallersDeadlineEndsItsPipeline(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := t.Context()
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE grouped_held (k integer PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, `LOCK TABLE grouped_held IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = s.grouped.run(cctx, "acme", `INSERT INTO grouped_held VALUES (1)`, nil,
+		func(br pgx.BatchResults) error { _, err := br.Exec(); return err })
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("the held insert succeeded under its lock")
+	}
+	if limit := 200*time.Millisecond + statementGrace + time.Second; took > limit {
+		t.Fatalf("answered after %s, past the deadline and grace (%s)", took, limit)
+	}
+}
+
+// TestGrouped_AnUnreachableDatabaseIsEveryStatementsOutcomeAtOnce makes
+// connections hang: the statements of a pipeline that could not be sent
+// get its error, and none is sent again alone (each would wait out the
+// connect timeout in turn).
+func TestGrouped_AnUnreachableDatabaseIsEveryStatementsOutcomeAtOnce(t *testing.T) {
+	url := pgtest.URL(t)
+	var hang atomic.Bool
+	d := &net.Dialer{}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if hang.Load() {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return d.DialContext(ctx, network, addr)
+	}
+	s, err := Open(context.Background(), Config{URL: url, DialFunc: dial, ConnectTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	hang.Store(true)
+	s.pool.Reset()
+	const gets = 5
+	var wg sync.WaitGroup
+	took := make([]time.Duration, gets)
+	for i := range gets {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			start := time.Now()
+			if _, err := s.Get(ctx, "acme", "pay_x"); err == nil {
+				t.Error("a retrieve succeeded with the database unreachable")
+			}
+			took[i] = time.Since(start)
+		})
+	}
+	wg.Wait()
+	for i, d := range took {
+		if d > 2500*time.Millisecond {
+			t.Errorf("retrieve %d answered after %s: more than a connect timeout and a pipeline's", i, d)
+		}
+	}
+	if n := s.grouped.statements.Load(); n > gets {
+		t.Errorf("%d statements sent for %d retrieves: some were sent again alone", n, gets)
+	}
+}
+
+// TestElapsedAtSend_IsTheRequestsTimeWhenTheStatementLeaves encodes the
+// carried entry's elapsed time through pgx: it counts the time since it
+// was taken, up to the statement's sending.
+func TestElapsedAtSend_IsTheRequestsTimeWhenTheStatementLeaves(t *testing.T) {
+	s, _ := openStore(t)
+	e := elapsedAtSend{before: 5, at: time.Now().Add(-time.Second)}
+	var got int64
+	if err := s.pool.QueryRow(t.Context(), `SELECT $1::bigint`, e).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got < 1_000_005 || got > 60_000_000 {
+		t.Fatalf("elapsed %d µs, want the 5 before and the second since", got)
 	}
 }

@@ -48,7 +48,9 @@ type Config struct {
 // that a client closing each of its requests early made the database
 // start a backend for every other one. A statement of a request takes
 // milliseconds: given this grace it ends, and its connection is kept. A
-// context's own deadline is met this much late at most.
+// context's own deadline is met this much late at most; a statement sent
+// in one pipeline with others (grouped.go), this much after the latest
+// of their deadlines.
 const statementGrace = time.Second
 
 // DefaultMaxConns is the most connections a replica's pool opens when
@@ -161,7 +163,7 @@ func open(ctx context.Context, cfg Config, upTo int) (*Store, error) {
 	}
 	log.Debug("database ready", "database", where, "schema_version", version, "max_conns", pc.MaxConns)
 	s := &Store{pool: pool, log: log, advancing: make(chan struct{}, maxAdvanceConns), carriedSQL: newCarriedStatements()}
-	s.grouped.pool = pool
+	s.grouped.pool, s.grouped.maxSenders = pool, int(pc.MaxConns)
 	s.clockReads = &coalescedReads{query: s.queryClock}
 	s.changes = newChanges()
 	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
