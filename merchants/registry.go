@@ -178,6 +178,11 @@ type Registry struct {
 	// lastAdded are the enabled added endpoints read at a merchant's last
 	// event: what its next one goes to should the store not answer.
 	lastAdded map[string][]paymock.WebhookEndpoint
+
+	// foundToVisit, when set, runs in Visit between finding a merchant and
+	// holding it: a test takes the merchant there, as an eviction or a
+	// forgetting racing the request would.
+	foundToVisit func()
 }
 
 // New validates the configured merchants and default endpoints and builds
@@ -436,6 +441,9 @@ func (r *Registry) Visit(ctx context.Context, key string) (*paymock.Merchant, Vi
 		e, err := r.authenticate(ctx, key)
 		if err != nil {
 			return nil, nil, err
+		}
+		if r.foundToVisit != nil {
+			r.foundToVisit()
 		}
 		if e.visits.Add(1) > 0 {
 			return &e.Merchant, e, nil
