@@ -272,3 +272,46 @@ func TestDeadline_ANewDeadlineRacingASweepsCutIsNeverLost(t *testing.T) {
 	}
 	t.Logf("in %d of %d runs the sweep's cut landed before the new deadline", cuts.Load(), runs)
 }
+
+// TestDeadline_ASetRacingAReleaseReachesTheConnection sets a deadline
+// while the limiter releases the connection (hijacked or closed), the two
+// released together on two threads, many times over: whichever comes
+// first, the deadline must end on the connection, which no sweep looks
+// at any more.
+func TestDeadline_ASetRacingAReleaseReachesTheConnection(t *testing.T) {
+	l := New(Config{Max: 1})
+	l.now.Store(1000)
+	var d deadline
+	var onConn atomic.Int64 // what apply last gave the connection, 0 none
+	apply := func(t time.Time) error {
+		if t.IsZero() {
+			onConn.Store(0)
+		} else {
+			onConn.Store(t.UnixNano())
+		}
+		return nil
+	}
+	const runs = 50000
+	var round, released atomic.Int64
+	go func() {
+		for i := int64(1); i <= runs; i++ {
+			for round.Load() != i { // spin: released with the set below
+			}
+			d.release(apply)
+			released.Store(i)
+		}
+	}()
+	for i := int64(1); i <= runs; i++ {
+		d = deadline{}
+		onConn.Store(0)
+		round.Store(i)
+		if err := d.set(l, time.Unix(0, 3000), apply); err != nil {
+			t.Fatal(err)
+		}
+		for released.Load() != i {
+		}
+		if got := onConn.Load(); got != 3000 {
+			t.Fatalf("run %d: the connection carries %d, want the deadline 3000 (the limiter holds %d)", i, got, d.want.Load())
+		}
+	}
+}
