@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,9 @@ type groupedCall struct {
 	merchantID string
 	sql        string
 	args       []any
-	// read reads the statement's result, in the pipeline's order.
-	read func(pgx.BatchResults) error
+	// read reads the statement's result, in the pipeline's order; the
+	// pipeline closes rows after it, read or not.
+	read func(rows pgx.Rows) error
 	err  error
 	// taken: a pipeline holds the call; set under groupedStatements.mu.
 	taken bool
@@ -80,7 +82,7 @@ type groupedStatements struct {
 // answered as failed while it does. The pipeline ends at the latest of
 // its callers' deadlines, or once all of them have given up (pgx then
 // gives its statements statementGrace).
-func (g *groupedStatements) run(ctx context.Context, merchantID, sql string, args []any, read func(pgx.BatchResults) error) error {
+func (g *groupedStatements) run(ctx context.Context, merchantID, sql string, args []any, read func(rows pgx.Rows) error) error {
 	c := &groupedCall{ctx: ctx, merchantID: merchantID, sql: sql, args: args, read: read, done: make(chan struct{})}
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
@@ -243,7 +245,14 @@ func (g *groupedStatements) pipeline(ctx context.Context, calls []*groupedCall) 
 	}
 	br := g.pool.SendBatch(ctx, b)
 	for _, c := range calls {
-		c.err = c.read(br)
+		// Each call's result is taken and closed here, whatever its read
+		// did with it, so that the next call reads its own.
+		rows, err := br.Query()
+		if err == nil {
+			err = readResult(c.read, rows)
+		}
+		rows.Close()
+		c.err = err
 	}
 	err := br.Close()
 	if err != nil {
@@ -254,4 +263,34 @@ func (g *groupedStatements) pipeline(ctx context.Context, calls []*groupedCall) 
 		}
 	}
 	return err
+}
+
+// readResult is read(rows), a panic in it turned into its call's error:
+// it runs on the goroutine sending the pipeline, outside the request's
+// recovery, where a panic would end the process and every tenant's
+// requests with it.
+func readResult(read func(pgx.Rows) error, rows pgx.Rows) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("postgres: reading a statement's result: panic: %v", p)
+		}
+	}()
+	return read(rows)
+}
+
+// scanRow is QueryRow's Scan of a statement's rows: its one row into
+// dest, or pgx.ErrNoRows.
+func scanRow(rows pgx.Rows, dest ...any) error {
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	rows.Close()
+	return rows.Err()
 }

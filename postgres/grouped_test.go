@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,7 +74,7 @@ func TestGrouped_AFailingStatementLeavesTheOthersTheirOwnOutcome(t *testing.T) {
 	}
 	insert := func(k int) *groupedCall {
 		return &groupedCall{ctx: ctx, merchantID: "acme", sql: `INSERT INTO grouped_test VALUES ($1)`, args: []any{k},
-			read: func(br pgx.BatchResults) error { _, err := br.Exec(); return err }, done: make(chan struct{})}
+			read: func(rows pgx.Rows) error { rows.Close(); return rows.Err() }, done: make(chan struct{})}
 	}
 	calls := []*groupedCall{insert(1), insert(2), insert(3)}
 	s.grouped.sendGroup(calls)
@@ -115,7 +116,7 @@ func TestGrouped_ACallerThatGivesUpBeforeItsStatementIsSentSendsNothing(t *testi
 	ctx, cancel := context.WithCancel(t.Context())
 	result := make(chan error, 1)
 	go func() {
-		result <- g.run(ctx, "acme", `SELECT 1`, nil, func(br pgx.BatchResults) error { _, err := br.Exec(); return err })
+		result <- g.run(ctx, "acme", `SELECT 1`, nil, func(rows pgx.Rows) error { rows.Close(); return rows.Err() })
 	}()
 	for {
 		g.mu.Lock()
@@ -152,7 +153,7 @@ func TestGrouped_APipelinesStatementsGoInTheOrderOfTheirMerchants(t *testing.T) 
 	}
 	insert := func(m string) *groupedCall {
 		return &groupedCall{ctx: ctx, merchantID: m, sql: `INSERT INTO grouped_order (merchant) VALUES ($1)`, args: []any{m},
-			read: func(br pgx.BatchResults) error { _, err := br.Exec(); return err }, done: make(chan struct{})}
+			read: func(rows pgx.Rows) error { rows.Close(); return rows.Err() }, done: make(chan struct{})}
 	}
 	s.grouped.sendGroup([]*groupedCall{insert("m2"), insert("m1"), insert("m3"), insert("m1")})
 	rows, err := s.pool.Query(ctx, `SELECT merchant FROM grouped_order ORDER BY n`)
@@ -225,7 +226,7 @@ func TestGrouped_ACallersDeadlineEndsItsPipeline(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	err = s.grouped.run(cctx, "acme", `INSERT INTO grouped_held VALUES (1)`, nil,
-		func(br pgx.BatchResults) error { _, err := br.Exec(); return err })
+		func(rows pgx.Rows) error { rows.Close(); return rows.Err() })
 	took := time.Since(start)
 	if err == nil {
 		t.Fatal("the held insert succeeded under its lock")
@@ -294,5 +295,30 @@ func TestElapsedAtSend_IsTheRequestsTimeWhenTheStatementLeaves(t *testing.T) {
 	}
 	if got < 1_000_005 || got > 60_000_000 {
 		t.Fatalf("elapsed %d µs, want the 5 before and the second since", got)
+	}
+}
+
+// TestGrouped_APanicReadingOneResultIsItsCallsErrorAlone reads one
+// statement's result with a panic: that call gets an error, the others
+// their results, and the process goes on (the pipeline's goroutine is
+// outside any request's recovery).
+func TestGrouped_APanicReadingOneResultIsItsCallsErrorAlone(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := t.Context()
+	var got [2]int
+	call := func(i int, read func(rows pgx.Rows) error) *groupedCall {
+		return &groupedCall{ctx: ctx, merchantID: "acme", sql: `SELECT $1::integer`, args: []any{i}, read: read, done: make(chan struct{})}
+	}
+	calls := []*groupedCall{
+		call(1, func(rows pgx.Rows) error { return scanRow(rows, &got[0]) }),
+		call(2, func(pgx.Rows) error { panic("a bug reading the result") }),
+		call(3, func(rows pgx.Rows) error { return scanRow(rows, &got[1]) }),
+	}
+	s.grouped.sendGroup(calls)
+	if calls[0].err != nil || calls[2].err != nil || got != [2]int{1, 3} {
+		t.Fatalf("the other calls got %v, %v and %v", calls[0].err, calls[2].err, got)
+	}
+	if calls[1].err == nil || !strings.Contains(calls[1].err.Error(), "a bug reading the result") {
+		t.Fatalf("the panicking call got %v, want an error naming the panic", calls[1].err)
 	}
 }

@@ -248,9 +248,10 @@ func (s *Store) Insert(ctx context.Context, p paymock.Payment, limit int) error 
 	err = s.carryOrNot(ctx, insertPayment, s.carriedSQL.insert,
 		[]any{p.MerchantID, p.ID, string(p.Status), p.ExpiresAt, doc, int64(limit)},
 		func(sql string, args []any) (bool, error) {
-			err := s.grouped.run(ctx, p.MerchantID, sql, args, func(br pgx.BatchResults) (err error) {
-				tag, err = br.Exec()
-				return err
+			err := s.grouped.run(ctx, p.MerchantID, sql, args, func(rows pgx.Rows) error {
+				rows.Close()
+				tag = rows.CommandTag()
+				return rows.Err()
 			})
 			return tag.RowsAffected() > 0, err
 		})
@@ -301,7 +302,7 @@ func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment
 	}
 	var doc []byte
 	err := s.carryOrNot(ctx, getPayment, s.carriedSQL.get, []any{merchantID, id}, func(sql string, args []any) (bool, error) {
-		err := s.grouped.run(ctx, merchantID, sql, args, func(br pgx.BatchResults) error { return br.QueryRow().Scan(&doc) })
+		err := s.grouped.run(ctx, merchantID, sql, args, func(rows pgx.Rows) error { return scanRow(rows, &doc) })
 		return err == nil, err
 	})
 	if err != nil {
@@ -372,16 +373,12 @@ func (s *Store) List(ctx context.Context, merchantID string, offset, limit int) 
 	)
 	err := s.carryOrNot(ctx, listPayments, s.carriedSQL.list, []any{merchantID, int64(offset), int64(limit)},
 		func(sql string, args []any) (bool, error) {
-			err := s.grouped.run(ctx, merchantID, sql, args, func(br pgx.BatchResults) error {
+			err := s.grouped.run(ctx, merchantID, sql, args, func(rows pgx.Rows) error {
 				page, total = make([]listed, 0, min(limit, 100)), 0
-				rows, err := br.Query()
-				if err != nil {
-					return err
-				}
 				var n, seq *int64
 				var id *string
 				var doc []byte
-				_, err = pgx.ForEachRow(rows, []any{&n, &seq, &id, &doc}, func() error {
+				_, err := pgx.ForEachRow(rows, []any{&n, &seq, &id, &doc}, func() error {
 					if id == nil { // the total's row
 						total = *n
 					} else {
