@@ -42,6 +42,16 @@ func (s *Store) LockAdvance(ctx context.Context, merchantID string) (func(), err
 		<-s.advancing
 		return nil, check("taking the advance lock of "+merchantID, err)
 	}
+	// The advance that held the lock before committed its clock, and told
+	// every replica, before letting go; this replica may not have heard
+	// it yet, and would read the clock it kept, moving the merchant's
+	// clock from where it was before that advance. Once heard, the clock
+	// is read from the database.
+	if err := s.Sync(ctx); err != nil {
+		_ = conn.Close(context.WithoutCancel(ctx))
+		<-s.advancing
+		return nil, err
+	}
 	return func() {
 		// Closing the session releases the lock with it.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

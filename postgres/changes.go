@@ -201,6 +201,9 @@ func (s *Store) listenOnce(ctx context.Context) error {
 			return err
 		}
 		token, merchantID, _ := strings.Cut(n.Payload, ":")
+		if hearing := s.hearing.Load(); hearing != nil {
+			(*hearing)(merchantID)
+		}
 		if merchantID != "" {
 			s.changes.drop(merchantID)
 		}

@@ -102,6 +102,10 @@ type Store struct {
 	inserted atomic.Int64
 	// background is the work Close waits for.
 	background sync.WaitGroup
+	// hearing, when set, runs as the listener takes in each notification,
+	// before it acts on it: a test holds a notification there, as a
+	// replica slow to hear one would.
+	hearing atomic.Pointer[func(merchantID string)]
 	// stop ends the listening for changes; listening is closed when it
 	// has.
 	stop      context.CancelFunc
