@@ -130,18 +130,14 @@ func (g *groupedStatements) run(ctx context.Context, merchantID, sql string, arg
 func (g *groupedStatements) send() {
 	var calls []*groupedCall
 	for {
-		calls = g.take(calls)
-		if len(calls) == 0 {
-			g.mu.Lock()
-			g.sending = len(g.pending) > 0
-			if !g.sending {
-				g.pending = nil // a burst's backing array is not kept
-				g.mu.Unlock()
-				return
-			}
+		g.mu.Lock()
+		if calls = g.take(calls); len(calls) == 0 {
+			g.sending = false
+			g.pending = nil // a burst's backing array is not kept
 			g.mu.Unlock()
-			continue
+			return
 		}
+		g.mu.Unlock()
 		g.sendGroup(calls)
 		clear(calls)
 	}
@@ -150,7 +146,10 @@ func (g *groupedStatements) send() {
 // sendStalled sends one pipeline of the pending statements beside the
 // one in flight, which has held them up groupStall.
 func (g *groupedStatements) sendStalled() {
-	if calls := g.take(nil); len(calls) > 0 {
+	g.mu.Lock()
+	calls := g.take(nil)
+	g.mu.Unlock()
+	if len(calls) > 0 {
 		g.sendGroup(calls)
 	}
 	g.mu.Lock()
@@ -158,10 +157,9 @@ func (g *groupedStatements) sendStalled() {
 	g.mu.Unlock()
 }
 
-// take moves up to groupMax pending calls into calls, marked taken.
+// take moves up to groupMax pending calls into calls, marked taken; the
+// caller holds mu.
 func (g *groupedStatements) take(calls []*groupedCall) []*groupedCall {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	n := min(len(g.pending), groupMax)
 	calls = append(calls[:0], g.pending[:n]...)
 	for _, c := range calls {
@@ -215,7 +213,7 @@ func groupContext(calls []*groupedCall) (context.Context, context.CancelFunc) {
 		latest = end
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), latest)
-	left := atomic.Int64{}
+	var left atomic.Int64
 	left.Store(int64(len(calls)))
 	stops := make([]func() bool, len(calls))
 	for i, c := range calls {
@@ -276,21 +274,4 @@ func readResult(read func(pgx.Rows) error, rows pgx.Rows) (err error) {
 		}
 	}()
 	return read(rows)
-}
-
-// scanRow is QueryRow's Scan of a statement's rows: its one row into
-// dest, or pgx.ErrNoRows.
-func scanRow(rows pgx.Rows, dest ...any) error {
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		return pgx.ErrNoRows
-	}
-	if err := rows.Scan(dest...); err != nil {
-		return err
-	}
-	rows.Close()
-	return rows.Err()
 }

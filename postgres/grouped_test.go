@@ -310,9 +310,15 @@ func TestGrouped_APanicReadingOneResultIsItsCallsErrorAlone(t *testing.T) {
 		return &groupedCall{ctx: ctx, merchantID: "acme", sql: `SELECT $1::integer`, args: []any{i}, read: read, done: make(chan struct{})}
 	}
 	calls := []*groupedCall{
-		call(1, func(rows pgx.Rows) error { return scanRow(rows, &got[0]) }),
+		call(1, func(rows pgx.Rows) (err error) {
+			got[0], err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+			return err
+		}),
 		call(2, func(pgx.Rows) error { panic("a bug reading the result") }),
-		call(3, func(rows pgx.Rows) error { return scanRow(rows, &got[1]) }),
+		call(3, func(rows pgx.Rows) (err error) {
+			got[1], err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[int])
+			return err
+		}),
 	}
 	s.grouped.sendGroup(calls)
 	if calls[0].err != nil || calls[2].err != nil || got != [2]int{1, 3} {

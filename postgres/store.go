@@ -306,7 +306,10 @@ func (s *Store) Get(ctx context.Context, merchantID, id string) (paymock.Payment
 	}
 	var doc []byte
 	err := s.carryOrNot(ctx, getPayment, s.carriedSQL.get, []any{merchantID, id}, func(sql string, args []any) (bool, error) {
-		err := s.grouped.run(ctx, merchantID, sql, args, func(rows pgx.Rows) error { return scanRow(rows, &doc) })
+		err := s.grouped.run(ctx, merchantID, sql, args, func(rows pgx.Rows) (err error) {
+			doc, err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[[]byte])
+			return err
+		})
 		return err == nil, err
 	})
 	if err != nil {
