@@ -44,10 +44,9 @@ type exchange struct {
 	// still coming, a delay fault), nor before its journal entry is in.
 	visit   Visit
 	authErr error
-	body    []byte
-	// parsed is body with the parse readBody made of it, which
+	// body is what readBody read, with the parse of a plain body, which
 	// validateRequest checks and releases.
-	parsed  contract.JSONBody
+	body    contract.JSONBody
 	variant string // the wire form of the answer, once written
 	// enc is the wire form drawn for the answer (encChosen), which a
 	// journal entry carried by a store call names before it is written.
@@ -138,7 +137,7 @@ func merchantOf(c *echo.Context) *paymock.Merchant { return exchangeOf(c).mercha
 func pathParam(c *echo.Context, name string) string { return exchangeOf(c).route.Params[name] }
 
 // bodyOf is the request body the chain read and validated.
-func bodyOf(c *echo.Context) []byte { return exchangeOf(c).body }
+func bodyOf(c *echo.Context) []byte { return exchangeOf(c).body.Data }
 
 // chain is the request chain, outermost first.
 func (s *Server) chain() []echo.MiddlewareFunc {
@@ -333,7 +332,7 @@ func (s *Server) readBody(next echo.HandlerFunc) echo.HandlerFunc {
 			x.refused = true
 			return err
 		}
-		x.parsed, x.body = jb, jb.Data
+		x.body = jb
 		return next(c)
 	}
 }
@@ -348,8 +347,8 @@ func (s *Server) validateRequest(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		r := c.Request()
-		err := x.doc.ValidateParsedRequest(r.Context(), r, x.route, x.parsed, x.merchant != nil)
-		x.parsed.Release()
+		err := x.doc.ValidateParsedRequest(r.Context(), r, x.route, x.body, x.merchant != nil)
+		x.body.Release()
 		if err == contract.ErrUnauthenticated {
 			x.refused = true
 			return authFailure(errNoKey)
@@ -391,7 +390,7 @@ func (s *Server) badPathID(x *exchange, err error) error {
 func (s *Server) withRuleViolations(err error, x *exchange) error {
 	rules := s.rules[x.route.OperationID()]
 	de, ok := paymock.AsError(err)
-	if rules == nil || !ok || de.Type != paymock.InvalidRequest || x.merchant == nil || x.body == nil {
+	if rules == nil || !ok || de.Type != paymock.InvalidRequest || x.merchant == nil || x.body.Data == nil {
 		return err
 	}
 	named := make(map[string]bool, len(de.Violations))
@@ -399,7 +398,7 @@ func (s *Server) withRuleViolations(err error, x *exchange) error {
 		named[v.Param] = true
 	}
 	vs := slices.Clone(de.Violations)
-	for _, v := range rules(x.merchant, x.body) {
+	for _, v := range rules(x.merchant, x.body.Data) {
 		if !named[v.Param] {
 			vs = append(vs, v)
 			named[v.Param] = true
