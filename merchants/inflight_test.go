@@ -72,3 +72,52 @@ func TestInFlight_AMerchantWhoseRequestBeginsWhileItIsExaminedIsKept(t *testing.
 		t.Errorf("evicted %v once the holder's request had ended, want the holder %s", evicted, holderID)
 	}
 }
+
+// TestVisit_AMerchantTakenBetweenFoundAndHeldIsLookedUpAgain forgets a
+// merchant after Visit found it and before Visit held it: the visit
+// finds its token again, as a request just after would (a new, empty
+// merchant), and holds that one.
+func TestVisit_AMerchantTakenBetweenFoundAndHeldIsLookedUpAgain(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeNow()
+	ms := openMerchants(t, Config{Now: clock.Now, MaxMerchants: 3})
+	old := mustAuth(t, ms, "sk_taken")
+	clock.Advance(48 * time.Hour)
+	forget := func() []string {
+		return ms.Forget(ctx, clock.Now(), 24*time.Hour, func(string) bool { return false })
+	}
+	found := 0
+	ms.foundToVisit = func() {
+		found++
+		if found == 1 {
+			// Forget found the merchant idle just before the lookup
+			// marked it used, and takes it now.
+			ms.mu.RLock()
+			e := ms.byID[old.ID]
+			ms.mu.RUnlock()
+			e.lastUsed.Store(clock.Now().Add(-48 * time.Hour).UnixNano())
+			if gone := forget(); !slices.Equal(gone, []string{old.ID}) {
+				t.Fatalf("Forget = %v, want [%s]", gone, old.ID)
+			}
+		}
+	}
+	m, v, err := ms.Visit(ctx, "sk_taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.End()
+	if found != 2 {
+		t.Fatalf("the token was looked up %d times, want twice: found, taken, found again", found)
+	}
+	if m == old {
+		t.Fatal("the visit holds the forgotten merchant")
+	}
+	if got, ok := ms.ByID(ctx, m.ID); !ok || got != m {
+		t.Fatalf("the merchant visited is not the one the registry holds: %v, %v", got, ok)
+	}
+	ms.foundToVisit = nil
+	clock.Advance(48 * time.Hour)
+	if gone := forget(); slices.Contains(gone, m.ID) {
+		t.Fatal("a merchant under a visit was forgotten")
+	}
+}
